@@ -1,0 +1,60 @@
+"""mcphost: a pure-Python, zero-dependency host for the Model Context Protocol.
+
+Start many MCP servers from an ``mcp.json``, discover what they offer, route
+``server.tool`` calls, answer what servers ask of the client, and shut down cleanly::
+
+    from mcphost import MCPHost
+
+    async with MCPHost("mcp.json") as host:
+        print(host.get_tools())
+        result = await host.call_tool("filesystem.read_text_file", {"path": "README.md"})
+
+Importing the package is cheap: ``MCPHost`` and its dependencies (asyncio included) load on
+first use, so ``import mcphost`` costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    ConfigurationError,
+    MCPHostError,
+    PermissionDeniedError,
+    ProtocolError,
+    RoutingError,
+    SchemaError,
+    ServerError,
+    ServerStartupError,
+    ServerUnavailableError,
+    TimeoutError,
+    ValidationError,
+)
+from .version import __version__
+
+if TYPE_CHECKING:
+    from .host import MCPHost
+
+__all__ = [
+    "MCPHost",
+    "MCPHostError",
+    "ConfigurationError",
+    "ServerStartupError",
+    "ServerUnavailableError",
+    "RoutingError",
+    "ValidationError",
+    "SchemaError",
+    "TimeoutError",
+    "ProtocolError",
+    "ServerError",
+    "PermissionDeniedError",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MCPHost":
+        from .host import MCPHost
+
+        return MCPHost
+    raise AttributeError(f"module 'mcphost' has no attribute {name!r}")

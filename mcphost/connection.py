@@ -1,0 +1,556 @@
+"""One server connection: a transport bound to JSON-RPC correlation, timeouts, cancellation.
+
+Layer 3. A :class:`Connection` owns exactly one reader task. Everything a server sends is
+dispatched from there: responses complete the caller's future (no task per response),
+notifications go to the host's handler, and each server request runs in its own task so a
+slow one (sampling) never blocks another (ping). The connection guarantees that no call is
+left hanging:
+
+- every request has a deadline (a timer handle, not a task); when it fires the caller gets
+  :class:`~mcphost.errors.TimeoutError` and the server gets ``notifications/cancelled``
+  ("SHOULD ... send notifications/cancelled and stop waiting", spec §A.5);
+- a caller that cancels its ``await`` also sends ``notifications/cancelled``;
+- progress notifications can push the deadline back, up to a hard maximum (spec: "MAY reset
+  the clock on progress but SHOULD enforce a hard maximum");
+- when the stream ends every pending call fails at once with
+  :class:`~mcphost.errors.ServerUnavailableError` carrying the exit code and stderr tail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from . import jsonrpc
+from .errors import (
+    MCPHostError,
+    ProtocolError,
+    ServerError,
+    ServerUnavailableError,
+    TimeoutError,
+)
+from .framing import Oversized
+from .jsonrpc import dumps, loads
+from .transports.base import ExitInfo, Transport
+
+__all__ = ["Connection", "ConnectionStats", "RequestHandler", "NotificationHandler"]
+
+logger = logging.getLogger("mcphost.connection")
+
+RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+ProgressCallback = Callable[[dict[str, Any]], Any]
+
+_EXIT_WAIT: Final = 2.0
+_OVERSIZED_ID = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+)
+_OVERSIZED_METHOD = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:')
+
+
+class ConnectionStats:
+    """Counters of one connection (plain ints, read by the host's metrics)."""
+
+    __slots__ = (
+        "cancelled",
+        "errors",
+        "noise_lines",
+        "notifications",
+        "protocol_errors",
+        "requests",
+        "server_requests",
+        "timeouts",
+    )
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.errors = 0
+        self.timeouts = 0
+        self.cancelled = 0
+        self.notifications = 0
+        self.server_requests = 0
+        self.noise_lines = 0
+        self.protocol_errors = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class _Call:
+    """A request waiting for its response."""
+
+    __slots__ = ("deadline", "future", "method", "progress", "reset", "timeout", "timer", "token")
+
+    def __init__(self, future: asyncio.Future[Any], method: str) -> None:
+        self.future = future
+        self.method = method
+        self.timer: asyncio.TimerHandle | None = None
+        self.progress: ProgressCallback | None = None
+        self.token: int | str | None = None
+        self.reset = False
+        self.timeout = 0.0
+        self.deadline = math.inf
+
+
+class Connection:
+    """JSON-RPC over one transport, for one server named ``name``."""
+
+    def __init__(
+        self,
+        name: str,
+        transport: Transport,
+        *,
+        request_timeout: float = 60.0,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_closed: Callable[[MCPHostError], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.transport = transport
+        self.request_timeout = request_timeout
+        self.on_request = on_request
+        self.on_notification = on_notification
+        self.on_closed = on_closed
+        self.stats = ConnectionStats()
+        self._calls: jsonrpc.Correlator[_Call] = jsonrpc.Correlator()
+        self._progress: dict[int | str, _Call] = {}
+        self._serving: dict[int | str, asyncio.Task[None]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._closed: MCPHostError | None = None
+        self._closing = False
+        self._done = asyncio.Event()
+        self._noise_logged = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.exit: ExitInfo | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reader task (the transport is already started)."""
+        self._loop = asyncio.get_running_loop()
+        self._reader = self._loop.create_task(self._read_loop(), name=f"mcphost-reader-{self.name}")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    @property
+    def pending(self) -> int:
+        return len(self._calls)
+
+    async def wait_closed(self) -> None:
+        await self._done.wait()
+
+    async def aclose(self, timeout: float = 10.0) -> ExitInfo:
+        """Shut the peer down (transport's ladder) and fail whatever is still pending."""
+        self._closing = True
+        if self._closed is None:
+            self._closed = ServerUnavailableError("server was shut down", server=self.name)
+        info = await self.transport.aclose(timeout)
+        reader = self._reader
+        if reader is not None and not reader.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(reader), _EXIT_WAIT)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                reader.cancel()
+                with contextlib.suppress(BaseException):
+                    await reader
+        self._fail_all(lambda: ServerUnavailableError("server was shut down", server=self.name))
+        self._done.set()
+        if self.exit is None:
+            self.exit = info
+        return info
+
+    # -- outgoing -------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+    ) -> Any:
+        """Send a request and return its ``result``.
+
+        Args:
+            method: the JSON-RPC method.
+            params: its params (not mutated).
+            timeout: seconds before giving up (``None``: the connection default;
+                ``0`` or ``math.inf``: no timeout).
+            progress: called with each ``notifications/progress`` params; asks the server
+                for progress by putting ``_meta.progressToken`` on the request.
+            reset_timeout_on_progress: each progress notification restarts the timeout.
+            max_timeout: hard maximum in seconds, even with progress resets.
+
+        Raises:
+            ServerError: the server answered with a JSON-RPC error.
+            TimeoutError: no answer in time (``notifications/cancelled`` was sent).
+            ServerUnavailableError: the server is gone or went away meanwhile.
+        """
+        if self._closed is not None:
+            raise self._unavailable()
+        loop = self._loop or asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        call = _Call(future, method)
+        calls = self._calls
+        rid = calls.add(call)
+        if progress is not None:
+            params = dict(params) if params else {}
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = rid
+            params["_meta"] = meta
+            call.progress = progress
+            call.token = rid
+            self._progress[rid] = call
+        if params is None:
+            msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        else:
+            msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        try:
+            data = dumps(msg)
+        except (TypeError, ValueError) as exc:
+            calls.abandon(rid)
+            self._progress.pop(rid, None)
+            raise ProtocolError(f"{method}: params are not JSON-serialisable: {exc}") from None
+        transport = self.transport
+        transport.send(data)
+        self.stats.requests += 1
+        seconds = self.request_timeout if timeout is None else timeout
+        if 0 < seconds < math.inf:
+            call.timeout = seconds
+            if max_timeout is not None and max_timeout > 0:
+                call.deadline = loop.time() + max_timeout
+                seconds = min(seconds, max_timeout)
+            call.reset = reset_timeout_on_progress
+            call.timer = loop.call_later(seconds, self._on_timeout, rid)
+        elif max_timeout is not None and max_timeout > 0:
+            call.deadline = loop.time() + max_timeout
+            call.timer = loop.call_later(max_timeout, self._on_timeout, rid)
+        try:
+            if transport.needs_drain():
+                await transport.drain()
+            return await future
+        except asyncio.CancelledError:
+            if not future.done() or future.cancelled():
+                self._give_up(rid, "request cancelled by the client")
+            raise
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (silently dropped if the connection is closed)."""
+        if self._closed is not None:
+            return
+        self.transport.send(dumps(jsonrpc.notification(method, params)))
+
+    def cancel_request(self, request_id: int | str, reason: str) -> None:
+        """Give up on our request ``request_id`` and tell the server."""
+        self._give_up(request_id, reason)
+
+    def _give_up(self, rid: int | str, reason: str) -> None:
+        call = self._calls.abandon(rid)
+        if call is not None:
+            self._forget(call)
+            self.stats.cancelled += 1
+        if call is not None and call.method != "initialize":
+            # Spec: "The client MUST NOT cancel initialize."
+            self.notify("notifications/cancelled", {"requestId": rid, "reason": reason})
+        if call is not None and not call.future.done():
+            call.future.cancel()
+
+    def _forget(self, call: _Call) -> None:
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        if call.token is not None:
+            self._progress.pop(call.token, None)
+
+    def _on_timeout(self, rid: int) -> None:
+        call = self._calls.abandon(rid)
+        if call is None:
+            return
+        self._forget(call)
+        self.stats.timeouts += 1
+        loop = self._loop
+        hard = loop is not None and loop.time() >= call.deadline - 1e-3
+        if call.method != "initialize":
+            self.notify(
+                "notifications/cancelled", {"requestId": rid, "reason": "request timed out"}
+            )
+        if not call.future.done():
+            if hard and call.deadline < math.inf:
+                what = "reached its hard maximum time"
+            else:
+                what = f"timed out after {call.timeout:g} s"
+            call.future.set_exception(
+                TimeoutError(f"{call.method} {what}", server=self.name)
+            )
+
+    # -- incoming -------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        transport = self.transport
+        dispatch = self._dispatch
+        cause: str | None = None
+        try:
+            while True:
+                frames = await transport.receive()
+                if frames is None:
+                    break
+                for frame in frames:
+                    dispatch(frame)
+                if transport.oversized:
+                    self._on_oversized(transport.oversized)
+        except asyncio.CancelledError:
+            cause = "reader cancelled"
+            raise
+        except Exception as exc:  # pragma: no cover - a bug here must not hang callers
+            logger.exception("%s: reader failed", self.name)
+            cause = f"reader failed: {exc}"
+        finally:
+            if not self._closing:
+                await self._on_eof(cause)
+
+    async def _on_eof(self, cause: str | None) -> None:
+        info = await self.transport.exit_info(_EXIT_WAIT)
+        self.exit = info
+        if info.exit_code is None:
+            what = cause or "server closed its output"
+        elif info.exit_code < 0:
+            what = f"server was killed by signal {-info.exit_code}"
+        else:
+            what = f"server exited with code {info.exit_code}"
+        tail = info.stderr_tail
+
+        def error() -> MCPHostError:
+            return ServerUnavailableError(
+                _with_tail(what, tail), server=self.name, exit_code=info.exit_code, stderr_tail=tail
+            )
+
+        exc = error()
+        if self._closed is None:
+            self._closed = exc
+        logger.debug("! %s: %s", self.name, what)
+        self._fail_all(error)
+        self._done.set()
+        if self.on_closed is not None and not self._closing:
+            self.on_closed(exc)
+
+    def _unavailable(self) -> MCPHostError:
+        closed = self._closed
+        assert closed is not None
+        if isinstance(closed, ServerUnavailableError):
+            return ServerUnavailableError(
+                closed.message,
+                server=self.name,
+                exit_code=closed.exit_code,
+                stderr_tail=closed.stderr_tail,
+            )
+        return closed
+
+    def _fail_all(self, make_error: Callable[[], MCPHostError]) -> None:
+        for call in self._calls.drain():
+            self._forget(call)
+            if not call.future.done():
+                call.future.set_exception(make_error())
+        for task in list(self._serving.values()):
+            task.cancel()
+
+    def _dispatch(self, frame: bytes) -> None:
+        try:
+            decoded = loads(frame)
+        except ValueError:
+            self._on_noise(frame)
+            return
+        if type(decoded) is dict:
+            self._handle(decoded)
+            return
+        try:
+            messages = jsonrpc.split_batch(decoded)
+        except ProtocolError as exc:
+            self._protocol_error(exc)
+            return
+        for msg in messages:
+            self._handle(msg)
+
+    def _handle(self, msg: Any) -> None:
+        try:
+            kind = jsonrpc.classify(msg)
+            if kind == jsonrpc.RESPONSE:
+                call = self._calls.pop(msg["id"])
+                if call is not None:
+                    self._forget(call)
+                    if not call.future.done():
+                        call.future.set_result(msg["result"])
+            elif kind == jsonrpc.ERROR:
+                call = self._calls.pop(msg["id"])
+                if call is not None:
+                    self._forget(call)
+                    self.stats.errors += 1
+                    if not call.future.done():
+                        code, message, data = jsonrpc.error_from_object(msg["error"])
+                        call.future.set_exception(
+                            ServerError(
+                                f"{call.method} failed: {message} (code {code})",
+                                server=self.name,
+                                code=code,
+                                data=data,
+                            )
+                        )
+            elif kind == jsonrpc.NOTIFICATION:
+                self._on_notification(msg)
+            else:
+                self._on_request(msg)
+        except ProtocolError as exc:
+            self._protocol_error(exc)
+
+    def _protocol_error(self, exc: ProtocolError) -> None:
+        self.stats.protocol_errors += 1
+        count = self.stats.protocol_errors
+        if count <= 5 or count % 1000 == 0:
+            logger.warning("%s: protocol error from server (#%d): %s", self.name, count, exc.message)
+
+    def _on_noise(self, frame: bytes) -> None:
+        self.stats.noise_lines += 1
+        if not self._noise_logged:
+            self._noise_logged = True
+            text = frame[:200].decode("utf-8", "replace")
+            logger.warning(
+                "%s: skipping non-JSON output on stdout (logged once; counted in metrics): %r",
+                self.name,
+                text,
+            )
+
+    def _on_oversized(self, items: list[Oversized]) -> None:
+        batch = list(items)
+        items.clear()
+        for item in batch:
+            self.stats.protocol_errors += 1
+            limit = getattr(self.transport, "_framer", None)
+            limit_text = f" (limit {limit.max_size} bytes)" if limit is not None else ""
+            message = f"server sent a message of {item.size} bytes{limit_text}"
+            logger.error("%s: %s; discarded", self.name, message)
+            if _OVERSIZED_METHOD.match(item.head):
+                continue  # a notification or request from the server: no call waits for it
+            match = _OVERSIZED_ID.match(item.head)
+            rid: Any = None
+            if match:
+                with contextlib.suppress(ValueError):
+                    rid = loads(match.group(1))
+            call = self._calls.abandon(rid) if rid is not None else None
+            if call is not None:
+                self._forget(call)
+                if not call.future.done():
+                    call.future.set_exception(
+                        ProtocolError(f"{call.method}: {message}", server=self.name)
+                    )
+            elif rid is None:
+                # Which call it answered is unknown: fail them all rather than let one hang.
+                self._fail_all(
+                    lambda m=message: ProtocolError(  # type: ignore[misc]
+                        f"{m}; the call it answered cannot be identified", server=self.name
+                    )
+                )
+
+    def _on_notification(self, msg: dict[str, Any]) -> None:
+        self.stats.notifications += 1
+        method = msg["method"]
+        params = msg.get("params")
+        if type(params) is not dict:
+            params = {}
+        if method == "notifications/progress":
+            call = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if call is not None:
+                self._on_progress(call, params)
+        elif method == "notifications/cancelled":
+            task = self._serving.get(params.get("requestId"))  # type: ignore[arg-type]
+            if task is not None:
+                task.cancel()
+        handler = self.on_notification
+        if handler is not None:
+            try:
+                handler(method, params)
+            except Exception:
+                logger.exception("%s: notification handler failed for %s", self.name, method)
+
+    def _on_progress(self, call: _Call, params: dict[str, Any]) -> None:
+        loop = self._loop
+        if call.reset and call.timer is not None and loop is not None and call.token is not None:
+            call.timer.cancel()
+            delay = min(call.timeout, call.deadline - loop.time())
+            call.timer = loop.call_later(max(delay, 0.0), self._on_timeout, call.token)
+        callback = call.progress
+        if callback is None:
+            return
+        try:
+            outcome = callback(params)
+            if inspect.isawaitable(outcome) and loop is not None:
+                loop.create_task(_swallow(outcome, self.name))
+        except Exception:
+            logger.exception("%s: progress callback failed", self.name)
+
+    def _on_request(self, msg: dict[str, Any]) -> None:
+        self.stats.server_requests += 1
+        rid = msg["id"]
+        method = msg["method"]
+        if method == "ping":
+            # Answered here, at once: liveness must not wait behind application handlers.
+            self.transport.send(dumps(jsonrpc.response(rid, {})))
+            return
+        params = msg.get("params")
+        if type(params) is not dict:
+            params = {}
+        if self.on_request is None:
+            self._reply_error(rid, jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not supported")
+            return
+        loop = self._loop or asyncio.get_running_loop()
+        task = loop.create_task(self._serve(rid, method, params))
+        self._serving[rid] = task
+
+    async def _serve(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        assert self.on_request is not None
+        try:
+            result = await self.on_request(method, params)
+        except asyncio.CancelledError:
+            # Cancelled by the server's notifications/cancelled or by close: the spec says
+            # the receiver should not respond to a cancelled request.
+            return
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            if not isinstance(code, int) or isinstance(code, bool):
+                code = jsonrpc.INTERNAL_ERROR
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self._reply_error(rid, code, str(message), getattr(exc, "data", None))
+            return
+        finally:
+            self._serving.pop(rid, None)
+        if self._closed is None:
+            try:
+                self.transport.send(dumps(jsonrpc.response(rid, result)))
+            except (TypeError, ValueError) as exc:
+                self._reply_error(rid, jsonrpc.INTERNAL_ERROR, f"result not serialisable: {exc}")
+
+    def _reply_error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
+        if self._closed is None:
+            self.transport.send(dumps(jsonrpc.error_response(rid, code, message, data)))
+
+
+async def _swallow(awaitable: Awaitable[Any], name: str) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("%s: progress callback failed", name)
+
+
+def _with_tail(message: str, tail: list[str]) -> str:
+    if not tail:
+        return message
+    shown = tail[-10:]
+    return message + "; last stderr lines:\n  " + "\n  ".join(shown)

@@ -1,0 +1,238 @@
+"""The MCP session, legacy (handshake) era: version negotiation and capability rules.
+
+Sans-I/O (layer 1). One :class:`Session` per server connection. It builds the
+``initialize`` request, judges the server's answer, and from then on answers the questions
+the connection and the host ask of the negotiated session: which features the version has,
+which server capabilities were declared, which server requests the client can accept.
+
+Theory of operation (spec §A.5, "Lifecycle")::
+
+    NEW --initialize_params()--> INITIALIZING --accept_initialize_result()--> READY
+     |                                |                                         |
+     +------------- fail() -----------+---------------> FAILED     close() --> CLOSED
+
+- The client offers the newest version it speaks. "If the server supports the requested
+  version it MUST echo it. Otherwise it returns another version it supports"; if the
+  client does not support that one, "it SHOULD disconnect" — here: ``ProtocolError``
+  naming both versions, and the state becomes FAILED (sticky).
+- After the result, the client "MUST then send notifications/initialized".
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .errors import ProtocolError
+
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "LATEST_VERSION",
+    "State",
+    "Session",
+    "client_capabilities",
+    "version_at_least",
+]
+
+# Newest first: the first is what the client offers.
+SUPPORTED_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
+
+
+def version_at_least(version: str | None, minimum: str) -> bool:
+    """Date-stamped versions compare as strings (YYYY-MM-DD)."""
+    return version is not None and version >= minimum
+
+
+class State(enum.Enum):
+    NEW = "new"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    FAILED = "failed"
+    CLOSED = "closed"
+
+
+def client_capabilities(
+    version: str,
+    *,
+    roots: bool = True,
+    sampling: bool = False,
+    sampling_tools: bool = False,
+    elicitation_form: bool = False,
+    elicitation_url: bool = False,
+    tasks: bool = False,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``ClientCapabilities`` to declare for ``version``: only what the host honours.
+
+    Args:
+        version: the version offered (shapes differ by version).
+        roots: the host answers ``roots/list`` (it always can; the list may be empty).
+        sampling: the application registered a sampling handler.
+        sampling_tools: that handler accepts ``tools``/``toolChoice`` (2025-11-25+).
+        elicitation_form: an elicitation handler accepts form mode (2025-06-18+).
+        elicitation_url: it accepts URL mode (2025-11-25+).
+        tasks: the host polls tasks it created (2025-11-25+); declares list/cancel.
+        extra: merged last (e.g. ``experimental``).
+    """
+    caps: dict[str, Any] = {}
+    if roots:
+        caps["roots"] = {"listChanged": True}
+    if sampling:
+        sampling_caps: dict[str, Any] = {}
+        if sampling_tools and version_at_least(version, "2025-11-25"):
+            sampling_caps["tools"] = {}
+        caps["sampling"] = sampling_caps
+    if (elicitation_form or elicitation_url) and version_at_least(version, "2025-06-18"):
+        if version_at_least(version, "2025-11-25"):
+            elicitation: dict[str, Any] = {}
+            if elicitation_form:
+                elicitation["form"] = {}
+            if elicitation_url:
+                elicitation["url"] = {}
+            caps["elicitation"] = elicitation
+        elif elicitation_form:
+            # 2025-06-18 knows only form mode, declared as an empty object.
+            caps["elicitation"] = {}
+    if extra:
+        caps.update(extra)
+    return caps
+
+
+class Session:
+    """Negotiation and capability state of one MCP session (no I/O).
+
+    Attributes:
+        state: the lifecycle state.
+        protocol_version: the negotiated version once READY.
+        server_capabilities, server_info, instructions: from the initialize result.
+        client_caps: what the client declared.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_info: Mapping[str, Any],
+        capabilities_for: Any = None,
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+    ) -> None:
+        if not versions:
+            raise ValueError("at least one protocol version is needed")
+        self.state = State.NEW
+        self.versions = versions
+        self.client_info = dict(client_info)
+        self._capabilities_for = capabilities_for
+        self.protocol_version: str | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] | None = None
+        self.instructions: str | None = None
+        self.client_caps: dict[str, Any] = {}
+
+    # -- handshake -----------------------------------------------------------------------
+
+    def initialize_params(self) -> dict[str, Any]:
+        """Params of the ``initialize`` request; moves NEW → INITIALIZING."""
+        if self.state is not State.NEW:
+            raise ProtocolError(f"initialize called in state {self.state.value}")
+        offered = self.versions[0]
+        caps = self._capabilities_for(offered) if self._capabilities_for else {}
+        self.client_caps = caps
+        self.state = State.INITIALIZING
+        info = dict(self.client_info)
+        if not version_at_least(offered, "2025-06-18"):
+            info.pop("title", None)
+        if not version_at_least(offered, "2025-11-25"):
+            for key in ("description", "icons", "websiteUrl"):
+                info.pop(key, None)
+        return {"protocolVersion": offered, "capabilities": caps, "clientInfo": info}
+
+    def accept_initialize_result(self, result: Any) -> None:
+        """Judge the server's ``InitializeResult``; READY on success, else ProtocolError."""
+        if self.state is not State.INITIALIZING:
+            raise ProtocolError(f"initialize result received in state {self.state.value}")
+        try:
+            if not isinstance(result, dict):
+                raise ProtocolError("initialize result is not an object")
+            version = result.get("protocolVersion")
+            if not isinstance(version, str):
+                raise ProtocolError("initialize result has no protocolVersion string")
+            if version not in self.versions:
+                raise ProtocolError(
+                    f"server answered protocol version {version!r}; the client offered "
+                    f"{self.versions[0]!r} and supports {', '.join(self.versions)}"
+                )
+            caps = result.get("capabilities", {})
+            if caps is None:
+                caps = {}
+            if not isinstance(caps, dict):
+                raise ProtocolError("initialize result capabilities is not an object")
+            info = result.get("serverInfo")
+            if info is not None and not isinstance(info, dict):
+                raise ProtocolError("initialize result serverInfo is not an object")
+            instructions = result.get("instructions")
+            if instructions is not None and not isinstance(instructions, str):
+                raise ProtocolError("initialize result instructions is not a string")
+        except ProtocolError:
+            self.state = State.FAILED
+            raise
+        if version != self.versions[0] and self._capabilities_for:
+            # Declared capabilities follow the negotiated version's shapes from now on.
+            self.client_caps = self._capabilities_for(version)
+        self.protocol_version = version
+        self.server_capabilities = caps
+        self.server_info = info
+        self.instructions = instructions
+        self.state = State.READY
+
+    def fail(self) -> None:
+        self.state = State.FAILED
+
+    def close(self) -> None:
+        self.state = State.CLOSED
+
+    # -- questions asked of a ready session -----------------------------------------------
+
+    def has_capability(self, name: str, sub: str | None = None) -> bool:
+        """Did the server declare capability ``name`` (and ``sub`` flag inside it)?"""
+        cap = self.server_capabilities.get(name)
+        if cap is None or cap is False:
+            return False
+        if sub is None:
+            return True
+        return isinstance(cap, dict) and bool(cap.get(sub))
+
+    def supports_completions(self) -> bool:
+        # 2024-11-05 had no capability flag for completion; later versions declare it.
+        if self.has_capability("completions"):
+            return True
+        return self.protocol_version == "2024-11-05"
+
+    @property
+    def batches_allowed(self) -> bool:
+        """JSON-RPC batches exist only in 2025-03-26 (added then, removed in 2025-06-18)."""
+        return self.protocol_version == "2025-03-26"
+
+    @property
+    def has_elicitation(self) -> bool:
+        return version_at_least(self.protocol_version, "2025-06-18")
+
+    @property
+    def has_structured_content(self) -> bool:
+        return version_at_least(self.protocol_version, "2025-06-18")
+
+    @property
+    def has_tasks(self) -> bool:
+        return version_at_least(self.protocol_version, "2025-11-25")
+
+    def accepts_server_request(self, method: str) -> bool:
+        """May the server send ``method`` to this client, given what the client declared?"""
+        if method == "ping":
+            return True
+        if method == "roots/list":
+            return "roots" in self.client_caps
+        if method == "sampling/createMessage":
+            return "sampling" in self.client_caps
+        if method == "elicitation/create":
+            return self.has_elicitation and "elicitation" in self.client_caps
+        return True  # anything else goes to the application's generic callback

@@ -1,0 +1,46 @@
+"""The transport interface every transport implements.
+
+Layer 2. A transport carries whole JSON-RPC messages as ``bytes`` in both directions:
+``send`` queues one message, ``receive`` returns the next messages that arrived (``None`` at
+end of stream; an empty list when only an oversized line arrived). Lines longer than the limit are reported through ``oversized``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..framing import Oversized
+
+__all__ = ["Transport", "TransportClosed", "ExitInfo"]
+
+
+class TransportClosed(Exception):
+    """Internal: the peer's end is gone (never escapes the connection layer)."""
+
+
+class ExitInfo:
+    """How a transport's peer ended: exit code (if a process) and last stderr lines."""
+
+    __slots__ = ("exit_code", "stderr_tail")
+
+    def __init__(self, exit_code: int | None, stderr_tail: list[str]) -> None:
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+class Transport(Protocol):
+    oversized: list[Oversized]
+
+    async def start(self) -> None: ...
+
+    def send(self, data: bytes) -> None: ...
+
+    def needs_drain(self) -> bool: ...
+
+    async def drain(self) -> None: ...
+
+    async def receive(self) -> list[bytes] | None: ...
+
+    async def exit_info(self, timeout: float) -> ExitInfo: ...
+
+    async def aclose(self, timeout: float) -> ExitInfo: ...
