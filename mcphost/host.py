@@ -1,0 +1,672 @@
+"""The ``MCPHost`` facade: many servers from one configuration, one API.
+
+Layer 4. The host composes everything below it: it loads the configuration, starts the
+servers in dependency layers (each layer in parallel; all-or-nothing), routes
+``server.tool`` names and resource URIs, answers what servers ask of the client, and shuts
+everything down. Each server is a :class:`~mcphost.server.ServerHandle`; the host's own
+tasks are only those the handles and connections own, so ``shutdown()`` can run from any
+task and is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import inspect
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final, cast
+
+from . import jsonrpc
+from .errors import (
+    ConfigurationError,
+    MCPHostError,
+    PermissionDeniedError,
+    ProtocolError,
+    RoutingError,
+    ServerStartupError,
+    ServerUnavailableError,
+    TimeoutError,
+    ValidationError,
+)
+from .framing import DEFAULT_MAX_SIZE
+from .server import ServerHandle
+from .session import Session, client_capabilities
+from .types import (
+    CallToolResult,
+    GetPromptResult,
+    HostEvent,
+    JSONObject,
+    ReadResourceResult,
+    Root,
+    ServerInfo,
+)
+from .uritemplate import compile_template
+from .version import __version__
+
+__all__ = ["MCPHost"]
+
+logger = logging.getLogger("mcphost.host")
+
+EventHandler = Callable[[HostEvent], Any]
+_LOG_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+_live_hosts: weakref.WeakSet[MCPHost] = weakref.WeakSet()
+
+
+class _RpcError(Exception):
+    """Raised by request handlers to answer the server with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class MCPHost:
+    """A host for many MCP servers.
+
+    Args:
+        config: path of an ``mcp.json`` (or a dict of its content); may be given later to
+            :meth:`initialize`.
+        roots: roots offered to servers that ask (``roots/list``): ``file://`` URIs or paths.
+        validate_arguments: check ``call_tool`` arguments against the tool's
+            ``inputSchema`` before sending.
+        request_timeout: default seconds per request (a server's ``requestTimeout`` and a
+            call's ``timeout=`` override it).
+        shutdown_timeout: seconds each server gets to exit before it is killed.
+        max_message_size: largest message accepted from a server, in bytes.
+        max_pages: cap on pages followed when listing.
+        environ: the environment used for ``${VAR}`` expansion and inherited by servers
+            (defaults to ``os.environ``).
+        inputs: values for ``${input:id}``, or a callable ``(InputSpec) -> str`` (may be
+            async) asked for each input the configuration uses.
+        client_info: ``clientInfo`` sent in ``initialize``.
+        handle_signals: on SIGTERM, shut every server down before the process exits.
+    """
+
+    def __init__(
+        self,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        *,
+        roots: Iterable[str | Root] | None = None,
+        validate_arguments: bool = True,
+        request_timeout: float = 60.0,
+        shutdown_timeout: float = 10.0,
+        max_message_size: int = DEFAULT_MAX_SIZE,
+        max_pages: int = 1000,
+        environ: Mapping[str, str] | None = None,
+        inputs: Mapping[str, str] | Callable[[Any], Any] | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        handle_signals: bool = True,
+    ) -> None:
+        self._config_source = config
+        self._roots: list[Root] = _normalise_roots(roots or [])
+        self.validate_arguments = validate_arguments
+        self.request_timeout = request_timeout
+        self.shutdown_timeout = shutdown_timeout
+        self.max_message_size = max_message_size
+        self.max_pages = max_pages
+        self._environ = dict(os.environ if environ is None else environ)
+        self._inputs = inputs
+        self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
+        self._handle_signals = handle_signals
+        self._servers: dict[str, ServerHandle] = {}
+        self._callback: Callable[[str, str, JSONObject], Any] | None = None
+        self._event_handlers: list[EventHandler] = []
+        self._log_handlers: list[Callable[[str, JSONObject], Any]] = []
+        self._progress_handlers: list[Callable[[str, JSONObject], Any]] = []
+        self._state = "new"
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self._signal_installed = False
+        self.config: Any = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> MCPHost:
+        await self.initialize()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    async def initialize(
+        self, config: str | os.PathLike[str] | Mapping[str, Any] | None = None
+    ) -> None:
+        """Load the configuration and start every enabled server.
+
+        Servers start in parallel (in dependency layers), each within its ``timeout``. If
+        any fails, every server already started is shut down and the error names every
+        server that failed and why.
+
+        Raises:
+            ConfigurationError: the configuration is invalid.
+            ServerStartupError: one or more servers failed to start.
+        """
+        if self._state != "new":
+            raise MCPHostError(f"initialize() called on a host that is {self._state}")
+        self._state = "starting"
+        source = config if config is not None else self._config_source
+        if source is None:
+            source = "mcp.json"
+        try:
+            self.config = await self._load_config(source)
+            self._build_handles()
+            self._install_signal_handler()
+            _live_hosts.add(self)
+            await self._start_all()
+        except BaseException:
+            await self.shutdown()
+            raise
+        self._state = "ready"
+
+    async def _load_config(self, source: str | os.PathLike[str] | Mapping[str, Any]) -> Any:
+        from . import config as config_mod
+
+        home = self._environ.get("HOME") or os.path.expanduser("~")
+        if isinstance(source, Mapping):
+            inputs = await self._resolve_inputs(config_mod.required_inputs(source), None)
+            return config_mod.config_from_data(
+                source, environ=self._environ, user_home=home, workspace_folder=os.getcwd(),
+                inputs=inputs, read_text=_read_text,
+            )
+        path = os.fspath(source)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigurationError(
+                f"{os.path.basename(path)}: configuration file not found", path=path
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigurationError(
+                f"{os.path.basename(path)}: cannot read configuration: {exc}", path=path
+            ) from None
+        inputs = await self._resolve_inputs(config_mod.required_inputs(text, path=path), path)
+        return config_mod.parse_config(
+            text,
+            path=os.path.abspath(path),
+            environ=self._environ,
+            user_home=home,
+            inputs=inputs,
+            read_text=_read_text,
+        )
+
+    async def _resolve_inputs(self, specs: list[Any], path: str | None) -> dict[str, str]:
+        provided = self._inputs
+        if not specs:
+            return {}
+        if isinstance(provided, Mapping):
+            return {k: str(v) for k, v in provided.items()}
+        values: dict[str, str] = {}
+        if provided is None:
+            return values  # the loader names the first input that has no value
+        for spec in specs:
+            value = provided(spec)
+            if inspect.isawaitable(value):
+                value = await value
+            if value is not None:
+                values[spec.id] = str(value)
+        return values
+
+    def _build_handles(self) -> None:
+        for name, cfg in self.config.servers.items():
+            self._servers[name] = ServerHandle(
+                cfg,
+                environ=self._environ,
+                request_timeout=self.request_timeout,
+                shutdown_timeout=self.shutdown_timeout,
+                max_message_size=self.max_message_size,
+                max_pages=self.max_pages,
+                session_factory=self._new_session,
+                on_request=self._serve_request,
+                on_notification=self._on_notification,
+                on_exit=self._on_server_exit,
+                on_listed=self._on_listed,
+            )
+
+    def _new_session(self) -> Session:
+        return Session(client_info=self._client_info, capabilities_for=self._capabilities_for)
+
+    def _capabilities_for(self, version: str) -> dict[str, Any]:
+        return client_capabilities(version, roots=True)
+
+    async def _start_all(self) -> None:
+        failures: dict[str, MCPHostError] = {}
+        for layer in self.config.start_order():
+            handles = [self._servers[name] for name in layer]
+            for handle in handles:
+                self._emit({"type": "server_starting", "server": handle.name})
+            outcomes = await asyncio.gather(
+                *(h.start() for h in handles), return_exceptions=True
+            )
+            for handle, outcome in zip(handles, outcomes):
+                if isinstance(outcome, MCPHostError):
+                    failures[handle.name] = outcome
+                    self._emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
+                elif isinstance(outcome, BaseException):
+                    raise outcome
+                else:
+                    self._emit({"type": "server_ready", "server": handle.name})
+            if failures:
+                break
+        if failures:
+            names = ", ".join(failures)
+            details = "\n".join(f"- {err}" for err in failures.values())
+            only = next(iter(failures.values())) if len(failures) == 1 else None
+            if only is not None and isinstance(only, ConfigurationError):
+                raise only
+            raise ServerStartupError(
+                f"{len(failures)} server(s) failed to start: {names}\n{details}",
+                server=only.server if only is not None else None,
+                stderr_tail=getattr(only, "stderr_tail", None),
+                failures=failures,
+            )
+
+    async def shutdown(self) -> None:
+        """Stop every server, in parallel; idempotent and safe to call from any task."""
+        if self._shutdown_task is None:
+            self._shutdown_task = asyncio.get_running_loop().create_task(
+                self._shutdown(), name="mcphost-shutdown"
+            )
+        task = self._shutdown_task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=self.shutdown_timeout + 10)
+            raise
+
+    async def _shutdown(self) -> None:
+        self._state = "stopping"
+        handles = list(self._servers.values())
+        results = await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+        for handle, result in zip(handles, results):
+            if isinstance(result, BaseException):
+                logger.error("%s: shutdown failed: %r", handle.name, result)
+        self._remove_signal_handler()
+        _live_hosts.discard(self)
+        self._state = "stopped"
+
+    # -- signals --------------------------------------------------------------------------
+
+    def _install_signal_handler(self) -> None:
+        if not self._handle_signals or sys.platform == "win32":
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return  # the application handles SIGTERM itself
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+            self._signal_installed = True
+
+    def _remove_signal_handler(self) -> None:
+        if self._signal_installed:
+            self._signal_installed = False
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+
+    def _on_sigterm(self) -> None:
+        logger.warning("SIGTERM received: shutting down every server")
+
+        async def stop_then_exit() -> None:
+            await self.shutdown()
+            # Now die of SIGTERM as the sender intended.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        asyncio.get_running_loop().create_task(stop_then_exit())
+
+    # -- queries --------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> Mapping[str, ServerHandle]:
+        return self._servers
+
+    def get_tools(self) -> dict[str, ServerInfo]:
+        """Every configured server with its state and everything it offers."""
+        out: dict[str, ServerInfo] = {}
+        for name, h in self._servers.items():
+            s = h.session
+            out[name] = {
+                "state": cast(Any, h.state),
+                "serverInfo": cast(Any, s.server_info),
+                "protocolVersion": s.protocol_version,
+                "instructions": s.instructions,
+                "capabilities": cast(Any, s.server_capabilities),
+                "tools": cast(Any, list(h.tools)),
+                "prompts": cast(Any, list(h.prompts)),
+                "resources": cast(Any, list(h.resources)),
+                "resourceTemplates": cast(Any, list(h.resourceTemplates)),
+            }
+        return out
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Per-server state, counters and per-tool latency statistics."""
+        out: dict[str, Any] = {}
+        for name, h in self._servers.items():
+            conn = h.connection
+            entry: dict[str, Any] = {
+                "state": h.state,
+                "pid": h.pid(),
+                "error": str(h.error) if h.error is not None else None,
+                "pending": conn.pending if conn else 0,
+                "connection": conn.stats.as_dict() if conn else {},
+            }
+            entry.update(h.metrics.snapshot())
+            out[name] = entry
+        return out
+
+    # -- routing --------------------------------------------------------------------------
+
+    def _handle(self, server: str) -> ServerHandle:
+        handle = self._servers.get(server)
+        if handle is None:
+            known = ", ".join(sorted(self._servers)) or "none"
+            raise RoutingError(f"unknown server {server!r} (servers: {known})")
+        return handle
+
+    def _split(self, qualified: str, what: str) -> tuple[ServerHandle, str]:
+        if not isinstance(qualified, str) or "." not in qualified:
+            raise RoutingError(
+                f"{what} name {qualified!r} must be qualified as 'server.{what}'"
+            )
+        server, _, name = qualified.partition(".")
+        if not name:
+            raise RoutingError(f"{what} name {qualified!r} has nothing after 'server.'")
+        return self._handle(server), name
+
+    async def call_tool(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[JSONObject], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
+
+        A tool that fails inside returns ``isError: true``: that is a result, not an error.
+
+        Raises:
+            RoutingError: unknown server or tool (the message lists what exists).
+            PermissionDeniedError: the tool is denied by the server's ``tools`` filter.
+            ValidationError: the arguments do not match the tool's ``inputSchema``.
+            ServerError, TimeoutError, ServerUnavailableError, ProtocolError.
+        """
+        handle, tool_name = self._split(name, "tool")
+        conn = handle.require_ready()
+        tool = handle.tool_index.get(tool_name)
+        if tool is None:
+            if tool_name in handle.hidden_tools:
+                raise PermissionDeniedError(
+                    f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
+                )
+            known = ", ".join(sorted(handle.tool_index)) or "none"
+            raise RoutingError(
+                f"unknown tool {tool_name!r} (tools of {handle.name}: {known})", server=handle.name
+            )
+        arguments = dict(params) if params is not None else {}
+        if self.validate_arguments:
+            self._validate_arguments(handle, tool, arguments)
+        request: dict[str, Any] = {"name": tool_name, "arguments": arguments}
+        if meta:
+            request["_meta"] = dict(meta)
+        stats = handle.metrics.tool(tool_name)
+        started = time.perf_counter()
+        try:
+            result = await conn.request(
+                "tools/call",
+                request,
+                timeout=timeout,
+                progress=self._progress_relay(handle, progress),
+                reset_timeout_on_progress=reset_timeout_on_progress,
+                max_timeout=max_timeout,
+            )
+        except MCPHostError as exc:
+            stats.record(
+                time.perf_counter() - started,
+                error=str(exc),
+                timeout=isinstance(exc, TimeoutError),
+            )
+            raise
+        elapsed = time.perf_counter() - started
+        if type(result) is not dict or type(result.get("content", [])) is not list:
+            stats.record(elapsed, error="malformed result")
+            raise ProtocolError(
+                f"tools/call {tool_name!r} returned a malformed result (expected an object "
+                "with a 'content' array)",
+                server=handle.name,
+            )
+        stats.record(elapsed, is_error=result.get("isError") is True)
+        return cast(CallToolResult, result)
+
+    def _progress_relay(
+        self, handle: ServerHandle, progress: Callable[[JSONObject], Any] | None
+    ) -> Callable[[JSONObject], Any] | None:
+        return progress
+
+    def _validate_arguments(
+        self, handle: ServerHandle, tool: dict[str, Any], arguments: dict[str, Any]
+    ) -> None:
+        validator = handle.validators.get(tool["name"])
+        if validator is None:
+            validator = self._compile_tool_schema(handle, tool)
+            handle.validators[tool["name"]] = validator
+        if validator is False:
+            return
+        try:
+            validator.validate(arguments)
+        except ValidationError as exc:
+            raise ValidationError(
+                f"invalid arguments for tool {tool['name']!r}: {exc.message}",
+                server=handle.name,
+                path=exc.path,
+                keyword=exc.keyword,
+                schema_path=exc.schema_path,
+                value=exc.value,
+                errors=exc.errors,
+            ) from None
+
+    def _compile_tool_schema(self, handle: ServerHandle, tool: dict[str, Any]) -> Any:
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, (dict, bool)):
+            return False
+        try:
+            from .schema import compile as compile_schema
+        except ImportError:  # pragma: no cover - the validator ships with the package
+            return False
+        dialect = "2020-12" if handle.session.has_tasks else "draft-07"
+        try:
+            return compile_schema(schema, default_dialect=dialect)
+        except MCPHostError as exc:
+            logger.warning(
+                "%s: inputSchema of tool %r is invalid (%s); arguments are not validated",
+                handle.name, tool["name"], exc,
+            )
+            return False
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> GetPromptResult:
+        """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
+        handle, prompt_name = self._split(name, "prompt")
+        conn = handle.require_ready()
+        known = {p.get("name") for p in handle.prompts}
+        if prompt_name not in known:
+            listing = ", ".join(sorted(str(n) for n in known)) or "none"
+            raise RoutingError(
+                f"unknown prompt {prompt_name!r} (prompts of {handle.name}: {listing})",
+                server=handle.name,
+            )
+        params: dict[str, Any] = {"name": prompt_name}
+        if arguments:
+            params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
+        result = await self._timed(handle, conn.request("prompts/get", params, timeout=timeout), "prompts/get")
+        if type(result) is not dict or type(result.get("messages")) is not list:
+            raise ProtocolError("prompts/get returned a malformed result (no 'messages' array)", server=handle.name)
+        return cast(GetPromptResult, result)
+
+    def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
+        """The server that serves ``uri``: exact URIs first, then templates."""
+        if server is not None:
+            return self._handle(server)
+        exact = [h for h in self._servers.values() if any(r.get("uri") == uri for r in h.resources)]
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            names = ", ".join(h.name for h in exact)
+            raise RoutingError(f"resource {uri!r} is offered by several servers ({names}); pass server=")
+        matched = []
+        for h in self._servers.values():
+            for tpl in h.resourceTemplates:
+                text = tpl.get("uriTemplate")
+                if not isinstance(text, str):
+                    continue
+                try:
+                    if compile_template(text).match(uri) is not None:
+                        matched.append(h)
+                        break
+                except ValueError:
+                    continue
+        if len(matched) == 1:
+            return matched[0]
+        if len(matched) > 1:
+            names = ", ".join(h.name for h in matched)
+            raise RoutingError(f"resource {uri!r} matches templates of several servers ({names}); pass server=")
+        raise RoutingError(f"no server offers resource {uri!r} (no exact URI or template matches)")
+
+    async def get_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> ReadResourceResult:
+        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
+        handle = self.route_resource(uri, server)
+        conn = handle.require_ready()
+        result = await self._timed(
+            handle, conn.request("resources/read", {"uri": uri}, timeout=timeout), "resources/read"
+        )
+        if type(result) is not dict or type(result.get("contents")) is not list:
+            raise ProtocolError("resources/read returned a malformed result (no 'contents' array)", server=handle.name)
+        return cast(ReadResourceResult, result)
+
+    async def _timed(self, handle: ServerHandle, awaitable: Awaitable[Any], method: str) -> Any:
+        stats = handle.metrics.method(method)
+        started = time.perf_counter()
+        try:
+            result = await awaitable
+        except MCPHostError as exc:
+            stats.record(time.perf_counter() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
+            raise
+        stats.record(time.perf_counter() - started)
+        return result
+
+    # -- what servers ask of the client ---------------------------------------------------
+
+    def register_callback(self, cb: Callable[[str, str, JSONObject], Any]) -> None:
+        """Receive every server request the host does not answer itself.
+
+        ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
+        raised exception is sent back to the server as a JSON-RPC error (an ``int`` attribute
+        ``code`` on the exception chooses the code; ``-32603`` otherwise).
+        """
+        self._callback = cb
+
+    def on_event(self, handler: EventHandler) -> None:
+        """Receive host events (``server_ready``, ``capabilities_changed``, ...)."""
+        self._event_handlers.append(handler)
+
+    def _emit(self, event: HostEvent) -> None:
+        for handler in list(self._event_handlers):
+            try:
+                outcome = handler(event)
+                if inspect.isawaitable(outcome):
+                    asyncio.get_running_loop().create_task(_guard(outcome))
+            except Exception:
+                logger.exception("event handler failed for %s", event.get("type"))
+
+    async def _serve_request(self, handle: ServerHandle, method: str, params: JSONObject) -> Any:
+        if method == "roots/list":
+            return {"roots": [dict(r) for r in self._roots]}
+        cb = self._callback
+        if cb is None:
+            raise _RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
+        outcome = cb(handle.name, method, params)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return outcome
+
+    def _on_notification(self, handle: ServerHandle, method: str, params: JSONObject) -> None:
+        if method == "notifications/message":
+            level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+            handle_log = logging.getLogger(f"mcphost.server.{handle.name}")
+            if handle_log.isEnabledFor(level):
+                handle_log.log(level, "%s", params.get("data"))
+
+    def _on_server_exit(self, handle: ServerHandle, err: MCPHostError) -> None:
+        self._emit({"type": "server_exited", "server": handle.name, "data": str(err)})
+
+    def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
+        self._emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
+
+
+def _normalise_roots(roots: Iterable[str | Root]) -> list[Root]:
+    out: list[Root] = []
+    for root in roots:
+        if isinstance(root, str):
+            uri = root if "://" in root else Path(root).resolve().as_uri()
+            out.append({"uri": uri, "name": os.path.basename(root.rstrip("/")) or root})
+        elif isinstance(root, Mapping) and isinstance(root.get("uri"), str):
+            out.append(cast(Root, dict(root)))
+        else:
+            raise ConfigurationError(f"invalid root {root!r}: expected a path, a URI or {{'uri': ...}}")
+    return out
+
+
+def _read_text(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+async def _guard(awaitable: Awaitable[Any]) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("event handler failed")
+
+
+@atexit.register
+def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit
+    # Last resort for an application that exits without shutdown(): no server outlives it.
+    for host in list(_live_hosts):
+        for handle in host._servers.values():
+            process = getattr(handle.transport, "process", None)
+            pgid = getattr(process, "pgid", None)
+            if pgid is not None and process is not None and process.returncode is None:
+                with contextlib.suppress(OSError):
+                    os.killpg(pgid, signal.SIGTERM)
+
+

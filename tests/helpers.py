@@ -1,0 +1,86 @@
+"""Test helpers: fake servers in an mcp.json, process-table checks, npx availability."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcphost.testing import config, server_config
+
+
+def fake(spec: dict[str, Any] | None = None, **faults: Any) -> dict[str, Any]:
+    """An mcp.json server entry for the fake server."""
+    return server_config(spec, **faults)
+
+
+def fake_config(**servers: dict[str, Any]) -> dict[str, Any]:
+    return config(servers)
+
+
+ECHO_TOOL = {
+    "name": "echo",
+    "description": "Echo the arguments back",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+}
+
+
+def group_alive(pgid: int) -> bool:
+    """Does any process (zombies excluded) remain in process group ``pgid``?"""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == pgid and state not in ("Z", "X"):
+            return True
+    return False
+
+
+def descendants(pid: int) -> list[int]:
+    """Live (non-zombie) descendants of ``pid`` from the process table."""
+    children: dict[int, list[int]] = {}
+    states: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        states[int(entry)] = fields[0]
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if states.get(child) not in ("Z", "X"):
+                out.append(child)
+            todo.append(child)
+    return out
+
+
+async def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
+    """Wait (bounded) until ``predicate()`` is true; polls the event loop, no fixed sleep."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
+NPX = shutil.which("npx")
+needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not installed: interop tests need Node")
