@@ -28,11 +28,12 @@ _RESERVED_VALUE = r".*?"
 class UriTemplate:
     """A compiled template: :meth:`match` returns the variables, or ``None``."""
 
-    __slots__ = ("_regex", "literal_length", "template", "variables")
+    __slots__ = ("_query_groups", "_regex", "literal_length", "template", "variables")
 
     def __init__(self, template: str) -> None:
         self.template = template
         self.variables: list[str] = []
+        self._query_groups: set[int] = set()
         pattern = []
         pos = 0
         literal = 0
@@ -64,6 +65,7 @@ class UriTemplate:
         if op in ("?", "&"):
             # One group takes the whole query; its pairs are parsed after the match.
             group = group_names[0]
+            self._query_groups.add(int(group[1:]))
             lead = re.escape(op)
             return f"(?P<{group}>(?:{lead}[^#]*)?)"
         if op in ("+", "#"):
@@ -85,7 +87,7 @@ class UriTemplate:
         out: dict[str, str] = {}
         for index, name in enumerate(self.variables):
             value = m.groupdict().get("v" + str(index))
-            if value is None:
+            if value is None or (not value and index in self._query_groups):
                 continue
             if value[:1] in ("?", "&"):
                 for pair in value[1:].split("&"):

@@ -1,0 +1,64 @@
+"""A scriptable fake MCP server (stdio) for testing MCP hosts and the applications built on them.
+
+This package owns the fake server and the helpers that put it in an ``mcp.json``. It imports
+only the standard library (never the rest of ``mcphost``), so it starts fast and keeps
+working while the host code is broken. Run it as ``python -m mcphost.testing --spec JSON``;
+the spec keys are documented in ``docs/testing.md``. From Python::
+
+    from mcphost.testing import config, server_config
+
+    cfg = config({
+        "ok": server_config({"tools": [{"name": "slow", "inputSchema": {"type": "object"},
+                                        "behavior": {"delay": 5}}]}),
+        "broken": server_config(exitAtStart=1, stderr="API key is required"),
+    })
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import Any
+
+__all__ = ["config", "package_root", "server_config"]
+
+# Keyword arguments already spelled as spec keys are kept; snake_case ones are camelCased
+# (``exit_at_start=1`` -> ``"exitAtStart": 1``), except ``pid_file`` which is a spec key.
+_KEEP_AS_IS = frozenset({"pid_file"})
+
+
+def package_root() -> str:
+    """The directory that contains the ``mcphost`` package (computed at run time)."""
+    here = os.path.dirname(os.path.abspath(__file__))  # .../mcphost/testing
+    return os.path.dirname(os.path.dirname(here))
+
+
+def _camel(key: str) -> str:
+    if key in _KEEP_AS_IS or "_" not in key.strip("_"):
+        return key
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), key)
+
+
+def server_config(spec: dict[str, Any] | None = None, **faults: Any) -> dict[str, Any]:
+    """An ``mcp.json`` server entry that runs the fake server with ``spec`` plus ``faults``.
+
+    ``faults`` are merged into the spec as top-level keys (they win over ``spec``), e.g.
+    ``server_config(exitAtStart=1, stderr="API key is required")``. The entry runs the
+    current interpreter and sets ``PYTHONPATH`` so the child finds this ``mcphost`` from
+    any working directory.
+    """
+    merged: dict[str, Any] = dict(spec or {})
+    for key, value in faults.items():
+        merged[_camel(key)] = value
+    return {
+        "command": sys.executable,
+        "args": ["-m", "mcphost.testing", "--spec", json.dumps(merged, separators=(",", ":"))],
+        "env": {"PYTHONPATH": package_root()},
+    }
+
+
+def config(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A whole ``mcp.json`` document: ``{"mcpServers": servers}``."""
+    return {"mcpServers": dict(servers)}
