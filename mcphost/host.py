@@ -133,6 +133,13 @@ class MCPHost:
         self._event_handlers: list[EventHandler] = []
         self._log_handlers: list[Callable[[str, JSONObject], Any]] = []
         self._progress_handlers: list[Callable[[str, JSONObject], Any]] = []
+        self._sampling: Callable[[str, JSONObject], Any] | None = None
+        self._sampling_tools = False
+        self._elicitation: Callable[[str, JSONObject], Any] | None = None
+        self._elicitation_form = True
+        self._elicitation_url = False
+        self._roots_handler: Callable[[str], Any] | None = None
+        self._extra_capabilities: dict[str, Any] = {}
         self._state = "new"
         self._shutdown_task: asyncio.Task[None] | None = None
         self._signal_installed = False
@@ -245,7 +252,15 @@ class MCPHost:
         return Session(client_info=self._client_info, capabilities_for=self._capabilities_for)
 
     def _capabilities_for(self, version: str) -> dict[str, Any]:
-        return client_capabilities(version, roots=True)
+        return client_capabilities(
+            version,
+            roots=True,
+            sampling=self._sampling is not None,
+            sampling_tools=self._sampling_tools,
+            elicitation_form=self._elicitation is not None and self._elicitation_form,
+            elicitation_url=self._elicitation is not None and self._elicitation_url,
+            extra=self._extra_capabilities,
+        )
 
     async def _start_all(self) -> None:
         failures: dict[str, MCPHostError] = {}
@@ -465,7 +480,9 @@ class MCPHost:
     def _progress_relay(
         self, handle: ServerHandle, progress: Callable[[JSONObject], Any] | None
     ) -> Callable[[JSONObject], Any] | None:
-        return progress
+        if progress is None and not self._progress_handlers:
+            return None
+        return progress or _ignore
 
     def _validate_arguments(
         self, handle: ServerHandle, tool: dict[str, Any], arguments: dict[str, Any]
@@ -587,45 +604,215 @@ class MCPHost:
 
     # -- what servers ask of the client ---------------------------------------------------
 
-    def register_callback(self, cb: Callable[[str, str, JSONObject], Any]) -> None:
+    def register_callback(
+        self,
+        cb: Callable[[str, str, JSONObject], Any],
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
         """Receive every server request the host does not answer itself.
 
         ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
         raised exception is sent back to the server as a JSON-RPC error (an ``int`` attribute
-        ``code`` on the exception chooses the code; ``-32603`` otherwise).
+        ``code`` on the exception chooses the code; ``-32603`` otherwise). The catch-all
+        declares no client capability by itself: pass ``capabilities=`` (merged into the
+        ``ClientCapabilities`` sent at ``initialize``) for what it serves.
         """
         self._callback = cb
+        if capabilities:
+            self._extra_capabilities.update(capabilities)
+
+    def on_sampling(
+        self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False
+    ) -> None:
+        """Serve ``sampling/createMessage``: ``handler(server, params) -> CreateMessageResult``.
+
+        Declares the ``sampling`` capability (and ``sampling.tools`` with ``tools=True``,
+        from 2025-11-25). Register before :meth:`initialize`: capabilities are declared in
+        the handshake.
+        """
+        self._before_start("on_sampling")
+        self._sampling = handler
+        self._sampling_tools = tools
+
+    def on_elicitation(
+        self, handler: Callable[[str, JSONObject], Any], *, form: bool = True, url: bool = False
+    ) -> None:
+        """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``.
+
+        Declares ``elicitation`` (form and/or URL mode; none below 2025-06-18).
+        """
+        self._before_start("on_elicitation")
+        self._elicitation = handler
+        self._elicitation_form = form
+        self._elicitation_url = url
+
+    def on_roots(self, handler: Callable[[str], Any]) -> None:
+        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+        self._roots_handler = handler
+
+    def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive ``notifications/message`` params: ``handler(server, params)``."""
+        self._log_handlers.append(handler)
+
+    def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
+        self._progress_handlers.append(handler)
 
     def on_event(self, handler: EventHandler) -> None:
-        """Receive host events (``server_ready``, ``capabilities_changed``, ...)."""
+        """Receive host events: ``{"type", "server", "data"}``.
+
+        Types: ``server_starting``, ``server_ready``, ``server_failed``, ``server_exited``,
+        ``capabilities_changed`` (data: the kinds re-listed), ``resource_updated`` (data:
+        the params), ``elicitation_complete`` (data: the params), ``task_status``.
+        """
         self._event_handlers.append(handler)
+
+    def _before_start(self, what: str) -> None:
+        if self._state != "new":
+            logger.warning(
+                "%s registered after initialize(): servers already started were not told "
+                "of the capability", what,
+            )
 
     def _emit(self, event: HostEvent) -> None:
         for handler in list(self._event_handlers):
-            try:
-                outcome = handler(event)
-                if inspect.isawaitable(outcome):
-                    asyncio.get_running_loop().create_task(_guard(outcome))
-            except Exception:
-                logger.exception("event handler failed for %s", event.get("type"))
+            _call_handler(handler, (event,), "event handler")
 
     async def _serve_request(self, handle: ServerHandle, method: str, params: JSONObject) -> Any:
+        session = handle.session
+        if not session.accepts_server_request(method):
+            raise _RpcError(
+                jsonrpc.METHOD_NOT_FOUND,
+                f"{method} is not available: the client did not declare that capability "
+                f"(protocol {session.protocol_version})",
+            )
         if method == "roots/list":
+            if self._roots_handler is not None:
+                roots = await _maybe_await(self._roots_handler(handle.name))
+                return {"roots": _normalise_roots(roots)}
             return {"roots": [dict(r) for r in self._roots]}
+        if method == "sampling/createMessage" and self._sampling is not None:
+            if (params.get("tools") or params.get("toolChoice")) and not self._sampling_tools:
+                raise _RpcError(jsonrpc.INVALID_PARAMS, "this client does not support tools in sampling")
+            return await _maybe_await(self._sampling(handle.name, params))
+        if method == "elicitation/create" and self._elicitation is not None:
+            mode = params.get("mode", "form")
+            if (mode == "url" and not self._elicitation_url) or (mode == "form" and not self._elicitation_form):
+                raise _RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
+            return await _maybe_await(self._elicitation(handle.name, params))
         cb = self._callback
         if cb is None:
             raise _RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
-        outcome = cb(handle.name, method, params)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        return outcome
+        return await _maybe_await(cb(handle.name, method, params))
 
     def _on_notification(self, handle: ServerHandle, method: str, params: JSONObject) -> None:
+        name = handle.name
         if method == "notifications/message":
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-            handle_log = logging.getLogger(f"mcphost.server.{handle.name}")
+            handle_log = logging.getLogger(f"mcphost.server.{name}")
             if handle_log.isEnabledFor(level):
                 handle_log.log(level, "%s", params.get("data"))
+            for log_handler in list(self._log_handlers):
+                _call_handler(log_handler, (name, params), "on_log handler")
+        elif method == "notifications/progress":
+            for progress_handler in list(self._progress_handlers):
+                _call_handler(progress_handler, (name, params), "on_progress handler")
+        elif method == "notifications/resources/updated":
+            self._emit({"type": "resource_updated", "server": name, "data": params})
+        elif method == "notifications/elicitation/complete":
+            self._emit({"type": "elicitation_complete", "server": name, "data": params})
+        elif method == "notifications/tasks/status":
+            self._emit({"type": "task_status", "server": name, "data": params})
+
+    # -- client-initiated utilities (issue: the whole client side) ------------------------
+
+    async def set_roots(self, roots: Iterable[str | Root]) -> None:
+        """Replace the roots and send ``notifications/roots/list_changed`` to every server."""
+        self._roots = _normalise_roots(roots)
+        for handle in self._servers.values():
+            conn = handle.connection
+            if handle.state == "ready" and conn is not None:
+                conn.notify("notifications/roots/list_changed")
+
+    async def set_log_level(self, server: str | None, level: str) -> None:
+        """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
+        if level not in _LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r} (one of {', '.join(_LOG_LEVELS)})")
+        handles = [self._handle(server)] if server else [
+            h for h in self._servers.values() if h.state == "ready" and h.session.has_capability("logging")
+        ]
+        for handle in handles:
+            conn = handle.require_ready()
+            if not handle.session.has_capability("logging"):
+                raise RoutingError("server does not declare the logging capability", server=handle.name)
+            await self._timed(handle, conn.request("logging/setLevel", {"level": level}), "logging/setLevel")
+
+    async def subscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/subscribe``: updates then arrive as ``resource_updated`` events."""
+        await self._subscription("resources/subscribe", uri, server)
+
+    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/unsubscribe``."""
+        await self._subscription("resources/unsubscribe", uri, server)
+
+    async def _subscription(self, method: str, uri: str, server: str | None) -> None:
+        handle = self.route_resource(uri, server)
+        conn = handle.require_ready()
+        if not handle.session.has_capability("resources", "subscribe"):
+            raise RoutingError("server does not support resource subscriptions", server=handle.name)
+        await self._timed(handle, conn.request(method, {"uri": uri}), method)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        server: str | None = None,
+        timeout: float | None = None,
+    ) -> JSONObject:
+        """``completion/complete`` for a prompt argument or a resource-template variable.
+
+        Args:
+            ref: ``{"type": "ref/prompt", "name": "server.prompt"}`` or
+                ``{"type": "ref/resource", "uri": "..."}`` (routed like get_resource).
+            argument: ``{"name": ..., "value": ...}``.
+            context: ``{"arguments": {...}}`` already chosen (2025-06-18+).
+
+        Returns:
+            The ``completion`` object: ``{"values": [...], "total"?, "hasMore"?}``.
+        """
+        kind = ref.get("type")
+        sent = dict(ref)
+        if kind == "ref/prompt":
+            handle, name = self._split(str(ref.get("name")), "prompt")
+            sent["name"] = name
+        elif kind == "ref/resource":
+            uri = str(ref.get("uri"))
+            handle = self._handle(server) if server else self._route_template(uri)
+        else:
+            raise RoutingError(f"completion ref type {kind!r} is not 'ref/prompt' or 'ref/resource'")
+        conn = handle.require_ready()
+        if not handle.session.supports_completions():
+            raise RoutingError("server does not declare the completions capability", server=handle.name)
+        params: dict[str, Any] = {"ref": sent, "argument": dict(argument)}
+        if context and handle.session.has_structured_content:  # context exists from 2025-06-18
+            params["context"] = dict(context)
+        result = await self._timed(
+            handle, conn.request("completion/complete", params, timeout=timeout), "completion/complete"
+        )
+        completion = result.get("completion") if isinstance(result, dict) else None
+        if not isinstance(completion, dict):
+            raise ProtocolError("completion/complete returned no 'completion' object", server=handle.name)
+        return completion
+
+    def _route_template(self, uri: str) -> ServerHandle:
+        matched = [h for h in self._servers.values() if any(
+            t.get("uriTemplate") == uri for t in h.resourceTemplates)]
+        if len(matched) == 1:
+            return matched[0]
+        return self.route_resource(uri)
 
     def _on_server_exit(self, handle: ServerHandle, err: MCPHostError) -> None:
         self._emit({"type": "server_exited", "server": handle.name, "data": str(err)})
@@ -651,11 +838,31 @@ def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-async def _guard(awaitable: Awaitable[Any]) -> None:
+def _ignore(_params: JSONObject) -> None:
+    return None
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _call_handler(handler: Callable[..., Any], args: tuple[Any, ...], what: str) -> None:
+    """Call an application handler from the reader; an async one runs as its own task."""
+    try:
+        outcome = handler(*args)
+        if inspect.isawaitable(outcome):
+            asyncio.get_running_loop().create_task(_guard(outcome, what))
+    except Exception:
+        logger.exception("%s failed", what)
+
+
+async def _guard(awaitable: Awaitable[Any], what: str) -> None:
     try:
         await awaitable
     except Exception:
-        logger.exception("event handler failed")
+        logger.exception("%s failed", what)
 
 
 @atexit.register

@@ -1,0 +1,229 @@
+"""The client side of MCP over the fake server: handlers, notifications, refresh, progress."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ECHO_TOOL, fake, fake_config, wait_for
+
+from mcphost import MCPHost
+from mcphost.errors import TimeoutError
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+OBJ: dict[str, Any] = {"type": "object"}
+
+
+def tool(name: str, **behavior: Any) -> dict[str, Any]:
+    return {"name": name, "inputSchema": OBJ, "behavior": behavior}
+
+
+SAMPLE = {"method": "sampling/createMessage",
+          "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10}}
+ELICIT = {"method": "elicitation/create",
+          "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}
+
+
+async def test_sampling_and_elicitation_handlers_and_capabilities(tmp_path: Path) -> None:
+    cfg = fake_config(a=fake({"tools": [tool("sample", request=SAMPLE), tool("elicit", request=ELICIT)]}))
+    host = MCPHost(cfg)
+    seen: list[Any] = []
+
+    async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        seen.append(("sampling", server, params["maxTokens"]))
+        return {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}
+
+    def elicitation(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        seen.append(("elicitation", server, params["message"]))
+        return {"action": "accept", "content": {"n": "Ada"}}
+
+    host.on_sampling(sampling)
+    host.on_elicitation(elicitation, url=True)
+    async with host:
+        out = await host.call_tool("a.sample", {})
+        assert out["structuredContent"]["response"]["model"] == "m"
+        out = await host.call_tool("a.elicit", {})
+        assert out["structuredContent"]["response"] == {"action": "accept", "content": {"n": "Ada"}}
+        caps = host.servers["a"].session.client_caps
+        assert caps["sampling"] == {}
+        assert caps["elicitation"] == {"form": {}, "url": {}}
+    assert seen == [("sampling", "a", 10), ("elicitation", "a", "name?")]
+
+
+async def test_no_elicitation_before_2025_06_18() -> None:
+    cfg = fake_config(a=fake({"protocolVersion": "2025-03-26", "tools": [tool("elicit", request=ELICIT)]}))
+    host = MCPHost(cfg)
+    host.on_elicitation(lambda s, p: {"action": "decline"})
+    async with host:
+        out = await host.call_tool("a.elicit", {})
+        assert out["structuredContent"]["error"]["code"] == -32601
+        assert "elicitation" not in host.servers["a"].session.client_caps
+
+
+async def test_handler_that_raises_sends_its_message() -> None:
+    cfg = fake_config(a=fake({"tools": [tool("sample", request=SAMPLE)]}))
+    host = MCPHost(cfg)
+
+    def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("user rejected the request")
+
+    host.on_sampling(sampling)
+    async with host:
+        out = await host.call_tool("a.sample", {})
+        error = out["structuredContent"]["error"]
+        assert error["code"] == -32603
+        assert error["message"] == "user rejected the request"
+        assert "Traceback" not in str(error)
+
+
+async def test_server_requests_are_answered_concurrently() -> None:
+    # Two sampling requests: the first blocks until the second has been answered.
+    cfg = fake_config(a=fake({"tools": [tool("two", request=[SAMPLE, SAMPLE])]}))
+    host = MCPHost(cfg)
+    second_done = asyncio.Event()
+    calls = 0
+
+    async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.wait_for(second_done.wait(), 10)
+        else:
+            second_done.set()
+        return {"role": "assistant", "content": {"type": "text", "text": str(calls)}, "model": "m"}
+
+    host.on_sampling(sampling)
+    async with host:
+        out = await host.call_tool("a.two", {}, timeout=20)
+        assert not out.get("isError")
+        assert calls == 2
+
+
+async def test_logging_set_level_and_on_log(caplog: pytest.LogCaptureFixture) -> None:
+    logs = [{"level": "debug", "data": "d"}, {"level": "error", "data": "boom"}]
+    cfg = fake_config(a=fake({"tools": [tool("talk", log=logs)]}))
+    received: list[Any] = []
+    async with MCPHost(cfg) as host:
+        host.on_log(lambda server, params: received.append((server, params["level"], params["data"])))
+        await host.set_log_level("a", "error")
+        with caplog.at_level(logging.DEBUG, logger="mcphost.server.a"):
+            await host.call_tool("a.talk", {})
+            assert await wait_for(lambda: len(received) >= 1)
+        assert received == [("a", "error", "boom")]
+        assert any(r.levelno == logging.ERROR and r.getMessage() == "boom" for r in caplog.records)
+        with pytest.raises(ValueError, match="unknown log level"):
+            await host.set_log_level(None, "loud")
+
+
+async def test_progress_per_call_and_global() -> None:
+    cfg = fake_config(a=fake({"tools": [tool("work", progress=3)]}))
+    per_call: list[float] = []
+    everywhere: list[str] = []
+    async with MCPHost(cfg) as host:
+        host.on_progress(lambda server, params: everywhere.append(server))
+        out = await host.call_tool("a.work", {}, progress=lambda p: per_call.append(p["progress"]))
+        assert not out.get("isError")
+        assert per_call == [1, 2, 3]
+        assert await wait_for(lambda: len(everywhere) == 3)
+
+
+async def test_progress_resets_timeout_and_hard_maximum_fires() -> None:
+    spec = {"tools": [tool("steady", progress=6, progressInterval=0.1)]}
+    cfg = fake_config(a=fake(spec))
+    async with MCPHost(cfg) as host:
+        # 6 x 0.1 s of work with a 0.3 s timeout: succeeds only because progress resets it.
+        out = await host.call_tool("a.steady", {}, timeout=0.3, reset_timeout_on_progress=True,
+                                   progress=lambda p: None)
+        assert not out.get("isError")
+        with pytest.raises(TimeoutError, match="hard maximum"):
+            await host.call_tool("a.steady", {}, timeout=0.3, reset_timeout_on_progress=True,
+                                 max_timeout=0.35, progress=lambda p: None)
+
+
+async def test_list_changed_burst_coalesces_into_one_refresh() -> None:
+    burst = [{"method": "notifications/tools/list_changed"}] * 5
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL], "notifyOnInitialized": burst}))
+    events: list[Any] = []
+    host = MCPHost(cfg)
+    host.on_event(lambda e: events.append(e) if e["type"] == "capabilities_changed" else None)
+    async with host:
+        assert await wait_for(lambda: len(events) >= 1)
+        await asyncio.sleep(0.2)  # let any (wrong) extra refresh show up
+        assert len(events) == 1
+        assert events[0]["data"] == ["tools"]
+
+
+async def test_mutation_refreshes_registry() -> None:
+    new_tools = [{"name": "fresh", "inputSchema": OBJ}]
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL, tool("change", mutate={"tools": new_tools})]}))
+    async with MCPHost(cfg) as host:
+        changed = asyncio.Event()
+        host.on_event(lambda e: changed.set() if e["type"] == "capabilities_changed" else None)
+        await host.call_tool("a.change", {})
+        await asyncio.wait_for(changed.wait(), 10)
+        assert [t["name"] for t in host.get_tools()["a"]["tools"]] == ["fresh"]
+        assert (await host.call_tool("a.fresh", {}))["content"]
+
+
+async def test_subscribe_and_resource_updated_event() -> None:
+    spec = {"resources": [{"uri": "mem://x", "name": "x", "text": "t"}], "updateOnSubscribe": True}
+    cfg = fake_config(a=fake(spec))
+    async with MCPHost(cfg) as host:
+        updated = asyncio.Event()
+        host.on_event(lambda e: updated.set() if e["type"] == "resource_updated" else None)
+        await host.subscribe_resource("mem://x")
+        await asyncio.wait_for(updated.wait(), 10)
+        await host.unsubscribe_resource("mem://x")
+
+
+async def test_completion() -> None:
+    spec = {"prompts": [{"name": "p", "arguments": [{"name": "city"}], "messages": []}],
+            "completions": {"p": {"city": ["Paris", "Prague", "Rome"]}}}
+    async with MCPHost(fake_config(a=fake(spec))) as host:
+        out = await host.complete({"type": "ref/prompt", "name": "a.p"}, {"name": "city", "value": "P"})
+        assert out["values"] == ["Paris", "Prague"]
+
+
+async def test_set_roots_notifies_servers(tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    cfg = fake_config(a=fake({"tools": [tool("roots", request={"method": "roots/list"})], "record": str(record)}))
+    async with MCPHost(cfg) as host:
+        await host.set_roots([str(tmp_path)])
+        assert await wait_for(lambda: "notifications/roots/list_changed" in record.read_text())
+        out = await host.call_tool("a.roots", {})
+        assert out["structuredContent"]["response"]["roots"][0]["uri"] == tmp_path.as_uri()
+
+
+async def test_server_cancels_its_own_request() -> None:
+    # The server asks for sampling, then cancels it: the handler task is cancelled.
+    cancelled = asyncio.Event()
+    request = dict(SAMPLE)
+    cfg = fake_config(a=fake({"tools": [tool("ask", request=request)]}))
+    host = MCPHost(cfg)
+
+    async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {}
+
+    host.on_sampling(sampling)
+    async with host:
+        task = asyncio.ensure_future(host.call_tool("a.ask", {}, timeout=30))
+        handle = host.servers["a"]
+        conn = handle.connection
+        assert conn is not None
+        assert await wait_for(lambda: len(conn._serving) == 1)
+        rid = next(iter(conn._serving))
+        # Deliver the server's cancellation as the reader would.
+        conn._on_notification({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": rid}})
+        await asyncio.wait_for(cancelled.wait(), 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
