@@ -40,6 +40,7 @@ from .errors import (
 from .framing import DEFAULT_MAX_SIZE
 from .server import ServerHandle
 from .session import Session, client_capabilities
+from .tasks import TaskHandle
 from .types import (
     CallToolResult,
     GetPromptResult,
@@ -140,6 +141,9 @@ class MCPHost:
         self._elicitation_url = False
         self._roots_handler: Callable[[str], Any] | None = None
         self._extra_capabilities: dict[str, Any] = {}
+        self._tasks: weakref.WeakValueDictionary[tuple[str, str], TaskHandle] = (
+            weakref.WeakValueDictionary()
+        )
         self._state = "new"
         self._shutdown_task: asyncio.Task[None] | None = None
         self._signal_installed = False
@@ -419,10 +423,15 @@ class MCPHost:
         reset_timeout_on_progress: bool = False,
         max_timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
-    ) -> CallToolResult:
+        task: bool | Mapping[str, Any] = False,
+    ) -> Any:
         """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
 
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
+        With ``task=True`` (or ``{"ttl": ms}``), or for a tool whose
+        ``execution.taskSupport`` is ``"required"``, the call creates a server task
+        (protocol 2025-11-25) and a :class:`~mcphost.tasks.TaskHandle` is returned at
+        once; ``await`` it for the result.
 
         Raises:
             RoutingError: unknown server or tool (the message lists what exists).
@@ -448,6 +457,10 @@ class MCPHost:
         request: dict[str, Any] = {"name": tool_name, "arguments": arguments}
         if meta:
             request["_meta"] = dict(meta)
+        execution = tool.get("execution")
+        required = isinstance(execution, dict) and execution.get("taskSupport") == "required"
+        if task or required:
+            return await self._call_as_task(handle, conn, request, task, timeout)
         stats = handle.metrics.tool(tool_name)
         started = time.perf_counter()
         try:
@@ -476,6 +489,47 @@ class MCPHost:
             )
         stats.record(elapsed, is_error=result.get("isError") is True)
         return cast(CallToolResult, result)
+
+    async def _call_as_task(
+        self,
+        handle: ServerHandle,
+        conn: Any,
+        request: dict[str, Any],
+        task: bool | Mapping[str, Any],
+        timeout: float | None,
+    ) -> TaskHandle:
+        if not handle.session.has_tasks:
+            raise RoutingError(
+                f"tool {request['name']!r} needs a task, and tasks need protocol 2025-11-25 "
+                f"(negotiated {handle.session.protocol_version})",
+                server=handle.name,
+            )
+        request["task"] = dict(task) if isinstance(task, Mapping) else {}
+        created = await self._timed(handle, conn.request("tools/call", request, timeout=timeout), "tools/call")
+        info = created.get("task") if isinstance(created, dict) else None
+        if not isinstance(info, dict) or not isinstance(info.get("taskId"), str):
+            raise ProtocolError("tools/call with a task returned no CreateTaskResult", server=handle.name)
+        tracked = TaskHandle(handle.name, conn, cast(Any, info), timeout=timeout)
+        self._tasks[(handle.name, tracked.task_id)] = tracked
+        return tracked
+
+    async def list_tasks(self, server: str) -> list[JSONObject]:
+        """``tasks/list`` of one server (all pages)."""
+        handle = self._handle(server)
+        conn = handle.require_ready()
+        out: list[JSONObject] = []
+        cursor: Any = None
+        for _ in range(self.max_pages):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await self._timed(handle, conn.request("tasks/list", params), "tasks/list")
+            page = result.get("tasks") if isinstance(result, dict) else None
+            if not isinstance(page, list):
+                raise ProtocolError("tasks/list returned no 'tasks' array", server=handle.name)
+            out.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                break
+        return out
 
     def _progress_relay(
         self, handle: ServerHandle, progress: Callable[[JSONObject], Any] | None
@@ -723,6 +777,9 @@ class MCPHost:
         elif method == "notifications/elicitation/complete":
             self._emit({"type": "elicitation_complete", "server": name, "data": params})
         elif method == "notifications/tasks/status":
+            tracked = self._tasks.get((name, str(params.get("taskId"))))
+            if tracked is not None:
+                tracked.update(cast(Any, {k: v for k, v in params.items() if k != "_meta"}))
             self._emit({"type": "task_status", "server": name, "data": params})
 
     # -- client-initiated utilities (issue: the whole client side) ------------------------

@@ -227,3 +227,57 @@ async def test_server_cancels_its_own_request() -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+TASK_SPEC = {
+    "tasks": True,
+    "taskPollInterval": 20,
+    "taskStatusNotifications": True,
+    "tools": [
+        {"name": "slow", "inputSchema": OBJ, "execution": {"taskSupport": "optional"},
+         "behavior": {"delay": 0.2, "echo": True}},
+        {"name": "must", "inputSchema": OBJ, "execution": {"taskSupport": "required"},
+         "behavior": {"echo": True}},
+        {"name": "fails", "inputSchema": OBJ, "execution": {"taskSupport": "optional"},
+         "behavior": {"error": {"code": -32000, "message": "task broke"}}},
+        {"name": "forever", "inputSchema": OBJ, "execution": {"taskSupport": "optional"},
+         "behavior": {"hang": True}},
+    ],
+}
+
+
+async def test_tasks_complete_fail_and_cancel() -> None:
+    from mcphost.errors import ServerError
+    from mcphost.tasks import TaskHandle
+
+    async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
+        handle = await host.call_tool("a.slow", {"x": 1}, task=True)
+        assert isinstance(handle, TaskHandle)
+        assert handle.status == "working"
+        result = await handle
+        assert "\"x\"" in result["content"][0]["text"]
+        assert handle.status == "completed"
+
+        required = await host.call_tool("a.must", {})
+        assert isinstance(required, TaskHandle)
+        assert (await required)["content"]
+
+        failing = await host.call_tool("a.fails", {}, task=True)
+        with pytest.raises(ServerError, match="task broke"):
+            await failing
+        assert failing.status == "failed"
+
+        forever = await host.call_tool("a.forever", {}, task=True)
+        task = await forever.cancel()
+        assert task["status"] == "cancelled"
+        listed = await host.list_tasks("a")
+        assert {t["taskId"] for t in listed} >= {handle.task_id, forever.task_id}
+
+
+async def test_tasks_need_2025_11_25() -> None:
+    from mcphost.errors import RoutingError
+
+    spec = {**TASK_SPEC, "protocolVersion": "2025-06-18"}
+    async with MCPHost(fake_config(a=fake(spec))) as host:
+        with pytest.raises(RoutingError, match="2025-11-25"):
+            await host.call_tool("a.slow", {}, task=True)
