@@ -352,7 +352,7 @@ async def test_unknown_server_request_gets_method_not_found() -> None:
         result = await host.call_tool("a.ask", {})
         error = result["structuredContent"]["error"]
         assert error["code"] == -32601
-        assert "no handler" in error["message"]
+        assert "did not declare" in error["message"]
 
 
 async def test_generic_callback_answers_and_errors() -> None:
