@@ -272,7 +272,7 @@ class Connection:
         if call.token is not None:
             self._progress.pop(call.token, None)
 
-    def _on_timeout(self, rid: int) -> None:
+    def _on_timeout(self, rid: int | str) -> None:
         call = self._calls.abandon(rid)
         if call is None:
             return

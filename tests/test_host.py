@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ECHO_TOOL, fake, fake_config, group_alive, wait_for
 
 import mcphost
 from mcphost import MCPHost
@@ -24,8 +25,6 @@ from mcphost.errors import (
     ServerUnavailableError,
     TimeoutError,
 )
-
-from helpers import ECHO_TOOL, fake, fake_config, group_alive, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
