@@ -1,0 +1,113 @@
+"""The command line: inspect, call, errors, and signals shutting servers down."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ECHO_TOOL, fake, fake_config, group_alive
+
+from mcphost.cli import main, render_inspect
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_config(tmp_path: Path, cfg: dict[str, Any]) -> Path:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "mcphost", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, check=False)
+
+
+def test_inspect_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = {"tools": [ECHO_TOOL], "prompts": [{"name": "p", "arguments": [{"name": "city", "required": True}], "messages": []}],
+            "resources": [{"uri": "mem://r", "name": "r", "text": "x"}]}
+    path = write_config(tmp_path, fake_config(demo=fake(spec)))
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "== demo  [ready]  protocol 2025-11-25" in out
+    assert "demo.echo(text?: string)" in out
+    assert "demo.p(city)" in out
+    assert "mem://r" in out
+
+
+def test_inspect_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    assert main(["inspect", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["demo"]["tools"][0]["name"] == "echo"
+
+
+def test_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    assert main(["call", "--config", str(path), "demo.echo", '{"text": "hi"}']) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert json.loads(result["content"][0]["text"]) == {"text": "hi"}
+
+
+def test_errors_are_one_line_and_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    assert main(["call", "--config", str(path), "demo.nope", "{}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("mcphost: error: demo: unknown tool 'nope'")
+    assert main(["call", "--config", str(path), "demo.echo", "not json"]) == 2
+    assert "arguments are not valid JSON" in capsys.readouterr().err
+    assert main(["inspect", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: configuration file not found" in capsys.readouterr().err
+    bad = write_config(tmp_path, fake_config(brave=fake(exitAtStart=1, stderr="Error: API key is required")))
+    assert main(["inspect", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "brave" in err[0] and "API key is required" in err[0]
+    assert main([]) == 2
+
+
+def test_render_handles_odd_schemas() -> None:
+    caps = {"s": {"state": "ready", "protocolVersion": "2025-11-25", "serverInfo": None, "tools": [
+        {"name": "t", "inputSchema": {"type": "object", "properties": {
+            "a": {"type": ["string", "null"]}, "b": {"type": "array", "items": {"type": "integer"}},
+            "c": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "d": {"enum": [1, 2]}, "e": {}},
+            "required": ["a"]}}], "prompts": [], "resources": [], "resourceTemplates": [
+        {"uriTemplate": "x://{a}", "name": "tpl"}]}}
+    out = render_inspect(caps)
+    assert "s.t(a: string|null, b?: array[integer], c?: string|number, d?: enum, e?: any)" in out
+    assert "x://{a}" in out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_to_cli_shuts_servers_down(tmp_path: Path, sig: signal.Signals) -> None:
+    pid_file = tmp_path / "server.pid"
+    spec = {"tools": [{"name": "hang", "inputSchema": {"type": "object"}, "behavior": {"hang": True}}],
+            "pid_file": str(pid_file)}
+    path = write_config(tmp_path, fake_config(demo=fake(spec)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "mcphost", "call", "--config", str(path), "demo.hang", "{}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < deadline, "server never started"
+            assert proc.poll() is None, "the CLI exited early"
+            time.sleep(0.02)
+        server_pid = int(pid_file.read_text().strip())
+        time.sleep(0.3)  # let the call reach the server
+        proc.send_signal(sig)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert proc.returncode != 0
+    assert not group_alive(server_pid)
