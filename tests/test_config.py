@@ -1088,7 +1088,10 @@ def test_start_order_of_a_hand_built_cycle() -> None:
             "b": ServerConfig(name="b", type="stdio", command="x", dependencies=("a",)),
         }
     )
-    with pytest.raises(ConfigurationError, match="a dependency cycle, or a dependency that is unknown or disabled.: a, b"):
+    with pytest.raises(
+        ConfigurationError,
+        match="a dependency cycle, or a dependency that is unknown or disabled.: a, b",
+    ):
         config.start_order()
 
 
