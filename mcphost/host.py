@@ -33,7 +33,6 @@ from .errors import (
     ProtocolError,
     RoutingError,
     ServerStartupError,
-    ServerUnavailableError,
     TimeoutError,
     ValidationError,
 )
@@ -101,6 +100,9 @@ class MCPHost:
             async) asked for each input the configuration uses.
         client_info: ``clientInfo`` sent in ``initialize``.
         handle_signals: on SIGTERM, shut every server down before the process exits.
+        validate_output: what a ``structuredContent`` that does not match the tool's
+            ``outputSchema`` does: ``"error"`` (raise ``ValidationError``), ``"warn"``
+            (log once per tool and return the result) or ``"off"``.
     """
 
     def __init__(
@@ -117,10 +119,16 @@ class MCPHost:
         inputs: Mapping[str, str] | Callable[[Any], Any] | None = None,
         client_info: Mapping[str, Any] | None = None,
         handle_signals: bool = True,
+        validate_output: str = "error",
     ) -> None:
         self._config_source = config
         self._roots: list[Root] = _normalise_roots(roots or [])
         self.validate_arguments = validate_arguments
+        if validate_output not in ("error", "warn", "off"):
+            raise ConfigurationError(
+                f"validate_output must be 'error', 'warn' or 'off', not {validate_output!r}"
+            )
+        self.validate_output = validate_output
         self.request_timeout = request_timeout
         self.shutdown_timeout = shutdown_timeout
         self.max_message_size = max_message_size
@@ -487,8 +495,37 @@ class MCPHost:
                 "with a 'content' array)",
                 server=handle.name,
             )
-        stats.record(elapsed, is_error=result.get("isError") is True)
+        is_error = result.get("isError") is True
+        stats.record(elapsed, is_error=is_error)
+        if not is_error and self.validate_output != "off" and "outputSchema" in tool:
+            self._check_output(handle, tool, result)
         return cast(CallToolResult, result)
+
+    def _check_output(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
+        """Spec (2025-06-18+): with an outputSchema, "the client SHOULD validate" results."""
+        name = tool["name"]
+        validator = handle.output_validators.get(name)
+        if validator is None:
+            validator = self._compile(handle, tool, "outputSchema")
+            handle.output_validators[name] = validator
+        if validator is False:
+            return
+        try:
+            if "structuredContent" not in result:
+                raise ValidationError(
+                    "the tool declares an outputSchema but returned no structuredContent",
+                    keyword="outputSchema",
+                )
+            validator.validate(result["structuredContent"])
+        except ValidationError as exc:
+            message = f"structuredContent of tool {name!r} does not match its outputSchema: {exc.message}"
+            if self.validate_output == "warn":
+                logger.warning("%s: %s", handle.name, message)
+                return
+            raise ValidationError(
+                message, server=handle.name, path=exc.path, keyword=exc.keyword,
+                schema_path=exc.schema_path, value=exc.value, errors=exc.errors,
+            ) from None
 
     async def _call_as_task(
         self,
@@ -543,7 +580,7 @@ class MCPHost:
     ) -> None:
         validator = handle.validators.get(tool["name"])
         if validator is None:
-            validator = self._compile_tool_schema(handle, tool)
+            validator = self._compile(handle, tool, "inputSchema")
             handle.validators[tool["name"]] = validator
         if validator is False:
             return
@@ -560,8 +597,8 @@ class MCPHost:
                 errors=exc.errors,
             ) from None
 
-    def _compile_tool_schema(self, handle: ServerHandle, tool: dict[str, Any]) -> Any:
-        schema = tool.get("inputSchema")
+    def _compile(self, handle: ServerHandle, tool: dict[str, Any], key: str) -> Any:
+        schema = tool.get(key)
         if not isinstance(schema, (dict, bool)):
             return False
         try:
@@ -573,8 +610,8 @@ class MCPHost:
             return compile_schema(schema, default_dialect=dialect)
         except MCPHostError as exc:
             logger.warning(
-                "%s: inputSchema of tool %r is invalid (%s); arguments are not validated",
-                handle.name, tool["name"], exc,
+                "%s: %s of tool %r is invalid (%s); it is not used for validation",
+                handle.name, key, tool["name"], exc,
             )
             return False
 

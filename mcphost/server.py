@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,7 +21,6 @@ from .errors import (
     ProtocolError,
     ServerStartupError,
     ServerUnavailableError,
-
 )
 from .metrics import Metrics
 from .process import child_environment
@@ -100,6 +98,7 @@ class ServerHandle:
         self._refresher: asyncio.Task[None] | None = None
         self._ready = False
         self.validators: dict[str, Any] = {}
+        self.output_validators: dict[str, Any] = {}
 
     # -- start ----------------------------------------------------------------------------
 
@@ -255,7 +254,9 @@ class ServerHandle:
             self.tools = visible
             self.tool_index = {t["name"]: t for t in visible}
             self.hidden_tools = hidden
+            # Validators are compiled per tool on first use, and again after a change.
             self.validators = {}
+            self.output_validators = {}
         else:
             setattr(self, kind, items)
 
