@@ -19,6 +19,7 @@ left hanging:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import inspect
 import logging
@@ -128,6 +129,12 @@ class Connection:
         self._noise_logged = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.exit: ExitInfo | None = None
+        # Plain timeouts share one watchdog timer: per timeout value, a queue of
+        # (deadline, id) in sending order, so deadlines in a queue only grow. A timer
+        # handle per request costs more than the rest of the request path.
+        self._deadlines: dict[float, collections.deque[tuple[float, int | str]]] = {}
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._watchdog_at = math.inf
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -230,8 +237,12 @@ class Connection:
             if max_timeout is not None and max_timeout > 0:
                 call.deadline = loop.time() + max_timeout
                 seconds = min(seconds, max_timeout)
+                call.timer = loop.call_later(seconds, self._on_timeout, rid)
+            elif reset_timeout_on_progress and progress is not None:
+                call.timer = loop.call_later(seconds, self._on_timeout, rid)
+            else:
+                self._add_deadline(loop, seconds, rid)
             call.reset = reset_timeout_on_progress
-            call.timer = loop.call_later(seconds, self._on_timeout, rid)
         elif max_timeout is not None and max_timeout > 0:
             call.deadline = loop.time() + max_timeout
             call.timer = loop.call_later(max_timeout, self._on_timeout, rid)
@@ -271,6 +282,47 @@ class Connection:
             call.timer = None
         if call.token is not None:
             self._progress.pop(call.token, None)
+
+    def _add_deadline(self, loop: asyncio.AbstractEventLoop, seconds: float, rid: int | str) -> None:
+        queue = self._deadlines.get(seconds)
+        if queue is None:
+            queue = self._deadlines[seconds] = collections.deque()
+        else:
+            pending = self._calls.pending
+            while queue and queue[0][1] not in pending:
+                queue.popleft()  # answered already: drop from the head, amortised O(1)
+        deadline = loop.time() + seconds
+        queue.append((deadline, rid))
+        if deadline < self._watchdog_at:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+            self._watchdog_at = deadline
+            self._watchdog = loop.call_at(deadline, self._on_watchdog)
+
+    def _on_watchdog(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        self._watchdog = None
+        self._watchdog_at = math.inf
+        now = loop.time()
+        pending = self._calls.pending
+        earliest = math.inf
+        for seconds, queue in list(self._deadlines.items()):
+            while queue:
+                deadline, rid = queue[0]
+                if rid not in pending:
+                    queue.popleft()
+                elif deadline <= now:
+                    queue.popleft()
+                    self._on_timeout(rid)
+                else:
+                    earliest = min(earliest, deadline)
+                    break
+            if not queue:
+                del self._deadlines[seconds]
+        if earliest < math.inf and not self._closed:
+            self._watchdog_at = earliest
+            self._watchdog = loop.call_at(earliest, self._on_watchdog)
 
     def _on_timeout(self, rid: int | str) -> None:
         call = self._calls.abandon(rid)
@@ -356,6 +408,11 @@ class Connection:
         return closed
 
     def _fail_all(self, make_error: Callable[[], MCPHostError]) -> None:
+        if self._closed is not None and self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+            self._watchdog_at = math.inf
+            self._deadlines.clear()
         for call in self._calls.drain():
             self._forget(call)
             if not call.future.done():

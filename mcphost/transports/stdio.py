@@ -7,6 +7,7 @@ sees end of stream and the connection layer fails what is pending.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -53,16 +54,34 @@ class StdioTransport:
         self._stdin_transport: object | None = None
         self._broken = False
         self._eof = False
+        # Messages sent in one event-loop turn go out in one write (one system call).
+        self._wbuf: list[bytes] = []
+        self._flush_scheduled = False
 
     async def start(self) -> None:
         await self.process.start()
 
     def send(self, data: bytes) -> None:
+        if self._broken:
+            return
+        self._wbuf.append(data)
+        self._wbuf.append(b"\n")
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        buf = self._wbuf
+        if not buf:
+            return
+        data = b"".join(buf)
+        buf.clear()
         proc = self.process.proc
         if self._broken or proc is None or proc.stdin is None:
             return
         try:
-            proc.stdin.write(data + b"\n")
+            proc.stdin.write(data)
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             # The child is gone: the reader will see EOF and fail what is pending.
             self._broken = True
@@ -75,6 +94,7 @@ class StdioTransport:
         return proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
 
     async def drain(self) -> None:
+        self._flush()
         proc = self.process.proc
         if proc is None or proc.stdin is None or self._broken:
             return
@@ -109,5 +129,6 @@ class StdioTransport:
         return ExitInfo(code, self.process.stderr_lines())
 
     async def aclose(self, timeout: float) -> ExitInfo:
+        self._flush()
         code = await self.process.shutdown(timeout)
         return ExitInfo(code, self.process.stderr_lines())
