@@ -466,8 +466,14 @@ class MCPHost:
         if meta:
             request["_meta"] = dict(meta)
         execution = tool.get("execution")
-        required = isinstance(execution, dict) and execution.get("taskSupport") == "required"
-        if task or required:
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        if task and support == "forbidden":
+            # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+            raise RoutingError(
+                f"tool {tool_name!r} does not support tasks (taskSupport is 'forbidden')",
+                server=handle.name,
+            )
+        if task or support == "required":
             return await self._call_as_task(handle, conn, request, task, timeout)
         stats = handle.metrics.tool(tool_name)
         started = time.perf_counter()
