@@ -193,16 +193,16 @@ def _build(
     text: str, res_text: str, dialect: str, strict: bool, format_assert: bool, max_depth: int
 ) -> Validator:
     # Work on a private copy: no shared sub-objects, no later mutation by the caller.
-    schema = json.loads(text)
-    registry = Registry(dialect)
-    if res_text:
-        for uri, doc in json.loads(res_text).items():
-            registry.add_document(doc, uri.partition("#")[0])
-    root_loc = registry.add_document(schema, "")
-    compiler = Compiler(
-        registry, strict=strict, format_assert=format_assert, max_depth=max_depth
-    )
     try:
+        schema = json.loads(text)
+        registry = Registry(dialect)
+        if res_text:
+            for uri, doc in json.loads(res_text).items():
+                registry.add_document(doc, uri.partition("#")[0])
+        root_loc = registry.add_document(schema, "")
+        compiler = Compiler(
+            registry, strict=strict, format_assert=format_assert, max_depth=max_depth
+        )
         ctx = compiler.enter(compiler.enter((), ""), root_loc.base)
         root = compiler.node(schema, root_loc, ctx)
     except RecursionError:
