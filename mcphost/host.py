@@ -80,6 +80,28 @@ class _RpcError(Exception):
         self.data = data
 
 
+_ROUTE_CACHE: Final = 4096
+_EMPTY: Final[list[Any]] = []
+
+
+class _ToolRoute:
+    """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
+
+    __slots__ = ("generation", "handle", "has_output", "name", "stats", "task_support", "tool",
+                 "validator")
+
+    def __init__(self, handle: ServerHandle, name: str, tool: dict[str, Any]) -> None:
+        self.handle = handle
+        self.generation = handle.tools_generation
+        self.name = name
+        self.tool = tool
+        self.validator: Any = None  # compiled on first use; False when there is none
+        self.has_output = "outputSchema" in tool
+        execution = tool.get("execution")
+        self.task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        self.stats = handle.metrics.tool(name)
+
+
 class MCPHost:
     """A host for many MCP servers.
 
@@ -138,6 +160,7 @@ class MCPHost:
         self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
         self._handle_signals = handle_signals
         self._servers: dict[str, ServerHandle] = {}
+        self._tool_routes: dict[str, _ToolRoute] = {}
         self._callback: Callable[[str, str, JSONObject], Any] | None = None
         self._event_handlers: list[EventHandler] = []
         self._log_handlers: list[Callable[[str, JSONObject], Any]] = []
@@ -447,8 +470,78 @@ class MCPHost:
             ValidationError: the arguments do not match the tool's ``inputSchema``.
             ServerError, TimeoutError, ServerUnavailableError, ProtocolError.
         """
-        handle, tool_name = self._split(name, "tool")
+        route = self._tool_routes.get(name)
+        if route is None or route.generation != route.handle.tools_generation:
+            route = self._route_tool(name)
+        handle = route.handle
         conn = handle.require_ready()
+        if type(params) is dict:
+            arguments = params
+        else:
+            arguments = dict(params) if params is not None else {}
+        if self.validate_arguments:
+            validator = route.validator
+            if validator is None:
+                validator = route.validator = self._input_validator(handle, route.tool)
+            if validator is not False and not validator.is_valid(arguments):
+                self._validate_arguments(handle, route.tool, arguments)
+        request: dict[str, Any] = {"name": route.name, "arguments": arguments}
+        if meta:
+            request["_meta"] = dict(meta)
+        support = route.task_support
+        if task and support == "forbidden":
+            # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+            raise RoutingError(
+                f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
+                server=handle.name,
+            )
+        if task or support == "required":
+            return await self._call_as_task(handle, conn, request, task, timeout)
+        if progress is None and self._progress_handlers:
+            progress = _ignore  # the application's on_progress handlers still hear it
+        stats = route.stats
+        started = time.perf_counter()
+        try:
+            call = conn.start_request(
+                "tools/call",
+                request,
+                timeout=timeout,
+                progress=progress,
+                reset_timeout_on_progress=reset_timeout_on_progress,
+                max_timeout=max_timeout,
+            )
+            try:
+                if conn.transport.needs_drain():
+                    await conn.transport.drain()
+                result = await call.future
+            except asyncio.CancelledError:
+                conn.abandon(call)
+                raise
+        except MCPHostError as exc:
+            stats.record(
+                time.perf_counter() - started,
+                error=str(exc),
+                timeout=isinstance(exc, TimeoutError),
+            )
+            raise
+        elapsed = time.perf_counter() - started
+        if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
+            stats.record(elapsed, error="malformed result")
+            raise ProtocolError(
+                f"tools/call {route.name!r} returned a malformed result (expected an object "
+                "with a 'content' array)",
+                server=handle.name,
+            )
+        is_error = result.get("isError") is True
+        stats.record(elapsed, is_error=is_error)
+        if route.has_output and not is_error and self.validate_output != "off":
+            self._check_output(handle, route.tool, result)
+        return cast(CallToolResult, result)
+
+    def _route_tool(self, name: str) -> _ToolRoute:
+        """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""
+        handle, tool_name = self._split(name, "tool")
+        handle.require_ready()  # a server that is not running says so before "unknown tool"
         tool = handle.tool_index.get(tool_name)
         if tool is None:
             if tool_name in handle.hidden_tools:
@@ -459,53 +552,17 @@ class MCPHost:
             raise RoutingError(
                 f"unknown tool {tool_name!r} (tools of {handle.name}: {known})", server=handle.name
             )
-        arguments = dict(params) if params is not None else {}
-        if self.validate_arguments:
-            self._validate_arguments(handle, tool, arguments)
-        request: dict[str, Any] = {"name": tool_name, "arguments": arguments}
-        if meta:
-            request["_meta"] = dict(meta)
-        execution = tool.get("execution")
-        support = execution.get("taskSupport") if isinstance(execution, dict) else None
-        if task and support == "forbidden":
-            # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
-            raise RoutingError(
-                f"tool {tool_name!r} does not support tasks (taskSupport is 'forbidden')",
-                server=handle.name,
-            )
-        if task or support == "required":
-            return await self._call_as_task(handle, conn, request, task, timeout)
-        stats = handle.metrics.tool(tool_name)
-        started = time.perf_counter()
-        try:
-            result = await conn.request(
-                "tools/call",
-                request,
-                timeout=timeout,
-                progress=self._progress_relay(handle, progress),
-                reset_timeout_on_progress=reset_timeout_on_progress,
-                max_timeout=max_timeout,
-            )
-        except MCPHostError as exc:
-            stats.record(
-                time.perf_counter() - started,
-                error=str(exc),
-                timeout=isinstance(exc, TimeoutError),
-            )
-            raise
-        elapsed = time.perf_counter() - started
-        if type(result) is not dict or type(result.get("content", [])) is not list:
-            stats.record(elapsed, error="malformed result")
-            raise ProtocolError(
-                f"tools/call {tool_name!r} returned a malformed result (expected an object "
-                "with a 'content' array)",
-                server=handle.name,
-            )
-        is_error = result.get("isError") is True
-        stats.record(elapsed, is_error=is_error)
-        if not is_error and self.validate_output != "off" and "outputSchema" in tool:
-            self._check_output(handle, tool, result)
-        return cast(CallToolResult, result)
+        route = _ToolRoute(handle, tool_name, tool)
+        if len(self._tool_routes) >= _ROUTE_CACHE:
+            self._tool_routes.clear()
+        self._tool_routes[name] = route
+        return route
+
+    def _input_validator(self, handle: ServerHandle, tool: dict[str, Any]) -> Any:
+        validator = handle.validators.get(tool["name"])
+        if validator is None:
+            validator = handle.validators[tool["name"]] = self._compile(handle, tool, "inputSchema")
+        return validator
 
     def _check_output(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
         """Spec (2025-06-18+): with an outputSchema, "the client SHOULD validate" results."""
@@ -574,20 +631,10 @@ class MCPHost:
                 break
         return out
 
-    def _progress_relay(
-        self, handle: ServerHandle, progress: Callable[[JSONObject], Any] | None
-    ) -> Callable[[JSONObject], Any] | None:
-        if progress is None and not self._progress_handlers:
-            return None
-        return progress or _ignore
-
     def _validate_arguments(
         self, handle: ServerHandle, tool: dict[str, Any], arguments: dict[str, Any]
     ) -> None:
-        validator = handle.validators.get(tool["name"])
-        if validator is None:
-            validator = self._compile(handle, tool, "inputSchema")
-            handle.validators[tool["name"]] = validator
+        validator = self._input_validator(handle, tool)
         if validator is False:
             return
         try:

@@ -99,6 +99,8 @@ class ServerHandle:
         self._ready = False
         self.validators: dict[str, Any] = {}
         self.output_validators: dict[str, Any] = {}
+        #: Bumped each time the tool list is replaced; cached routes of older lists are stale.
+        self.tools_generation = 0
 
     # -- start ----------------------------------------------------------------------------
 
@@ -257,6 +259,7 @@ class ServerHandle:
             # Validators are compiled per tool on first use, and again after a change.
             self.validators = {}
             self.output_validators = {}
+            self.tools_generation += 1
         else:
             setattr(self, kind, items)
 

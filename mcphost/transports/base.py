@@ -33,7 +33,9 @@ class Transport(Protocol):
 
     async def start(self) -> None: ...
 
-    def send(self, data: bytes) -> None: ...
+    def send(self, data: bytes, now: bool = False) -> None:
+        """Queue one encoded message. Messages queued in one event-loop turn may go out
+        together; ``now=True`` asks for this one (and any queued before it) to go at once."""
 
     def needs_drain(self) -> bool: ...
 

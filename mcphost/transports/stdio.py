@@ -22,6 +22,9 @@ logger = logging.getLogger("mcphost.transports.stdio")
 
 _READ_SIZE: Final = 1 << 18
 _HIGH_WATER: Final = 1 << 20
+#: A loop turn's writes are gathered into one, but no more than this many bytes wait: the
+#: server starts on the first requests of a big burst while the rest are being produced.
+_EAGER_BYTES: Final = 8192
 
 
 class StdioTransport:
@@ -56,17 +59,24 @@ class StdioTransport:
         self._eof = False
         # Messages sent in one event-loop turn go out in one write (one system call).
         self._wbuf: list[bytes] = []
+        self._wbuf_bytes = 0
         self._flush_scheduled = False
+        # Set after each flush, so that asking "should the sender wait?" costs nothing.
+        self._backlogged = False
 
     async def start(self) -> None:
         await self.process.start()
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, now: bool = False) -> None:
+        """Queue one message; ``now`` writes it (and anything queued) at once."""
         if self._broken:
             return
         self._wbuf.append(data)
         self._wbuf.append(b"\n")
-        if not self._flush_scheduled:
+        self._wbuf_bytes += len(data) + 1
+        if now or self._wbuf_bytes >= _EAGER_BYTES:
+            self._flush()
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
@@ -77,21 +87,22 @@ class StdioTransport:
             return
         data = b"".join(buf)
         buf.clear()
+        self._wbuf_bytes = 0
         proc = self.process.proc
         if self._broken or proc is None or proc.stdin is None:
             return
         try:
             proc.stdin.write(data)
+            self._backlogged = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             # The child is gone: the reader will see EOF and fail what is pending.
             self._broken = True
             logger.debug("! %s: write failed: %s", self.name, exc)
 
     def needs_drain(self) -> bool:
-        proc = self.process.proc
-        if proc is None or proc.stdin is None or self._broken:
-            return False
-        return proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
+        # Either the pipe already holds more than the high-water mark, or this loop turn
+        # has queued that much: the sender should wait rather than grow memory unbounded.
+        return (self._backlogged or self._wbuf_bytes > _HIGH_WATER) and not self._broken
 
     async def drain(self) -> None:
         self._flush()
@@ -103,6 +114,8 @@ class StdioTransport:
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._broken = True
             logger.debug("! %s: drain failed: %s", self.name, exc)
+            return
+        self._backlogged = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
 
     async def receive(self) -> list[bytes] | None:
         proc = self.process.proc
