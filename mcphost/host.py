@@ -347,6 +347,8 @@ class MCPHost:
         self._state = "stopping"
         handles = list(self._servers.values())
         results = await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+        for tracked in list(self._tasks.values()):
+            tracked.wake()  # each sees its server gone and ends with ServerUnavailableError
         for handle, result in zip(handles, results):
             if isinstance(result, BaseException):
                 logger.error("%s: shutdown failed: %r", handle.name, result)
@@ -611,6 +613,7 @@ class MCPHost:
             raise ProtocolError("tools/call with a task returned no CreateTaskResult", server=handle.name)
         tracked = TaskHandle(handle.name, conn, cast(Any, info), timeout=timeout)
         self._tasks[(handle.name, tracked.task_id)] = tracked
+        tracked.follow()
         return tracked
 
     async def list_tasks(self, server: str) -> list[JSONObject]:

@@ -2,21 +2,26 @@
 
 Layer 4. ``call_tool(..., task=True)`` — or a tool whose ``execution.taskSupport`` is
 ``"required"`` — sends ``tools/call`` with ``params.task`` and gets a ``CreateTaskResult``
-back at once. The :class:`TaskHandle` then follows the task: awaiting it polls
-``tasks/get`` at the server's ``pollInterval`` until the status is terminal, then fetches
-``tasks/result``, which "returns exactly the original result or error". Status
-notifications (``notifications/tasks/status``), which the spec says must not be relied
-on, only update the handle sooner.
+back at once. The :class:`TaskHandle` follows the task from then on, whether or not the
+application awaits it yet: it polls ``tasks/get`` at the server's ``pollInterval`` until
+the status is terminal, then fetches ``tasks/result``, which "returns exactly the original
+result or error". On ``input_required`` it calls ``tasks/result`` at once, as the spec
+says a requestor should: that is the request on which the server delivers the task's
+own requests (an ``elicitation/create``, a ``sampling/createMessage``), which the host
+answers through the application's handlers. Status notifications
+(``notifications/tasks/status``), which the spec says must not be relied on, only update
+the handle sooner.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import ProtocolError, ServerError
+from .errors import MCPHostError, ProtocolError, ServerUnavailableError
 from .types import CallToolResult, Task
 
 if TYPE_CHECKING:
@@ -79,15 +84,32 @@ class TaskHandle:
 
     async def result(self) -> CallToolResult:
         """Wait until the task is terminal, then return its result (or raise its error)."""
-        if self._result is None:
-            self._result = asyncio.get_running_loop().create_task(self._follow())
-        return await asyncio.shield(self._result)
+        return await asyncio.shield(self.follow())
 
     def __await__(self) -> Generator[Any, None, CallToolResult]:
         return self.result().__await__()
 
+    def follow(self) -> asyncio.Task[CallToolResult]:
+        """Start following the task (idempotent); the host does this when it creates one."""
+        if self._result is None:
+            self._result = asyncio.get_running_loop().create_task(
+                self._follow(), name=f"mcphost-task-{self.server}-{self.task_id}"
+            )
+            # A task nobody awaits must not log "exception was never retrieved".
+            self._result.add_done_callback(_observe)
+        return self._result
+
+    def wake(self) -> None:
+        """Re-check now (the host calls this when the server's connection ends)."""
+        self._changed.set()
+
     async def _follow(self) -> CallToolResult:
-        while not self.done:
+        while not self.done and self.status != "input_required":
+            if self._conn.closed:
+                raise ServerUnavailableError(
+                    f"task {self.task_id!r} was left {self.status!r}: the server is gone",
+                    server=self.server,
+                )
             interval = self.task.get("pollInterval")
             delay = interval / 1000 if isinstance(interval, (int, float)) and interval > 0 else _DEFAULT_POLL
             self._changed.clear()
@@ -96,16 +118,26 @@ class TaskHandle:
                 await asyncio.wait_for(self._changed.wait(), max(delay, _MIN_POLL))
             except asyncio.TimeoutError:
                 await self.refresh()
-        try:
-            result = await self._conn.request("tasks/result", {"taskId": self.task_id}, timeout=self._timeout)
-        except ServerError:
-            raise
+        # Terminal, or input_required: tasks/result blocks until the task ends, and on it
+        # the server sends the requests that need the application's input. It may wait on
+        # a person, so only the caller's own timeout applies (0: none).
+        result = await self._conn.request(
+            "tasks/result", {"taskId": self.task_id}, timeout=self._timeout or 0
+        )
         if not isinstance(result, dict):
             raise ProtocolError("tasks/result returned a malformed result", server=self.server)
+        if not self.done:
+            with contextlib.suppress(MCPHostError):
+                await self.refresh()  # the final status (completed, or failed for isError)
         return result  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return f"TaskHandle(server={self.server!r}, task_id={self.task_id!r}, status={self.status!r})"
+
+
+def _observe(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _strip(task: dict[str, Any]) -> Task:

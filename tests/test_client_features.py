@@ -274,6 +274,25 @@ async def test_tasks_complete_fail_and_cancel() -> None:
         assert {t["taskId"] for t in listed} >= {handle.task_id, forever.task_id}
 
 
+async def test_task_is_followed_without_await_and_ends_with_the_host(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from mcphost.errors import ServerUnavailableError
+
+    async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
+        done = await host.call_tool("a.slow", {"x": 2}, task=True)
+        forever = await host.call_tool("a.forever", {}, task=True)
+        # Nobody awaits yet: the handle follows the task by itself.
+        assert await wait_for(lambda: done.status == "completed", timeout=5)
+        assert forever.status == "working"
+    # The host is gone: the unfinished task reports why, and nothing was logged as an
+    # unretrieved exception.
+    with pytest.raises(ServerUnavailableError, match="gone|shut down"):
+        await asyncio.wait_for(forever.result(), 5)
+    assert "never retrieved" not in caplog.text
+    assert "\"x\"" in (await done)["content"][0]["text"]
+
+
 async def test_tasks_need_2025_11_25() -> None:
     from mcphost.errors import RoutingError
 

@@ -601,10 +601,6 @@ async def test_task_forbidden_tool_is_refused_by_the_host(everything: tuple[MCPH
     assert "task" in str(caught.value).lower()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "host gap: TaskHandle only polls tasks/get until a terminal status; on 'input_required' "
-    "the server's queued elicitation/create is never delivered and the task stays "
-    "input_required"))
 async def test_task_input_required_delivers_elicitation(no_leftovers: None) -> None:
     asked: list[dict[str, Any]] = []
 
