@@ -61,7 +61,6 @@ def client_capabilities(
     sampling_tools: bool = False,
     elicitation_form: bool = False,
     elicitation_url: bool = False,
-    tasks: bool = False,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``ClientCapabilities`` to declare for ``version``: only what the host honours.
@@ -73,8 +72,11 @@ def client_capabilities(
         sampling_tools: that handler accepts ``tools``/``toolChoice`` (2025-11-25+).
         elicitation_form: an elicitation handler accepts form mode (2025-06-18+).
         elicitation_url: it accepts URL mode (2025-11-25+).
-        tasks: the host polls tasks it created (2025-11-25+); declares list/cancel.
         extra: merged last (e.g. ``experimental``).
+
+    The client-side ``tasks`` capability (2025-11-25) is never declared: it would promise
+    that the host runs sampling and elicitation as tasks the server polls, which it does
+    not. Tasks the host creates on servers need no client capability.
     """
     caps: dict[str, Any] = {}
     if roots:
