@@ -222,7 +222,10 @@ class ServerProcess:
             os.killpg(self.pgid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        return True
+        # A group whose members are all zombies still answers signal 0. They are dead
+        # already (their parent, often init, reaps them): waiting for them would only
+        # stall the shutdown ladder until the SIGKILL deadline.
+        return _group_has_live_member(self.pgid)
 
     async def _wait_group_gone(self, timeout: float) -> bool:
         loop = asyncio.get_running_loop()
@@ -293,3 +296,25 @@ class ServerProcess:
                 transport.close()
         self.log.debug("x pid %s exited with %s", proc.pid, proc.returncode)
         return proc.returncode
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a member that is not a zombie (Linux ``/proc``;
+    elsewhere every member counts as alive)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # exited meanwhile, or not ours to read
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
