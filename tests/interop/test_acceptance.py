@@ -16,7 +16,7 @@ import pytest
 from helpers import descendants, needs_npx
 
 from mcphost import MCPHost
-from mcphost.errors import RoutingError
+from mcphost.errors import RoutingError, ValidationError
 
 pytestmark = [pytest.mark.interop, needs_npx]
 
@@ -83,6 +83,17 @@ async def test_filesystem_and_brave_end_to_end(tmp_path: Path) -> None:
 
         with pytest.raises(RoutingError):
             await host.call_tool("filesystem.no_such_tool", {})
+
+        # The filesystem server's own inputSchema is checked before anything is sent.
+        sent = host.get_metrics()["filesystem"]["connection"]["requests"]
+        with pytest.raises(ValidationError) as missing:
+            await host.call_tool("filesystem.read_text_file", {})
+        assert missing.value.server == "filesystem"
+        assert "read_text_file" in str(missing.value) and "path" in str(missing.value)
+        with pytest.raises(ValidationError) as wrong_type:
+            await host.call_tool("filesystem.read_text_file", {"path": 7})
+        assert wrong_type.value.path == "$.path" and wrong_type.value.keyword == "type"
+        assert host.get_metrics()["filesystem"]["connection"]["requests"] == sent
 
         server_pids = [h.pid() for h in host.servers.values()]
         assert all(server_pids)

@@ -35,7 +35,7 @@ import pytest_asyncio
 from helpers import descendants, needs_npx, wait_for
 
 from mcphost import MCPHost
-from mcphost.errors import MCPHostError, ServerError, TimeoutError
+from mcphost.errors import MCPHostError, ServerError, TimeoutError, ValidationError
 
 pytestmark = [pytest.mark.interop, needs_npx, pytest.mark.asyncio(loop_scope="module")]
 
@@ -491,6 +491,22 @@ async def test_annotated_message_and_image(everything: tuple[MCPHost, Recorder])
     assert [b["type"] for b in tiny["content"]] == ["text", "image", "text"]
     assert tiny["content"][1]["mimeType"] == "image/png"
     assert base64.b64decode(tiny["content"][1]["data"]).startswith(PNG_MAGIC)
+
+
+async def test_arguments_are_checked_against_the_servers_schemas(
+    everything: tuple[MCPHost, Recorder],
+) -> None:
+    host, _ = everything
+    assert tool(host, "get-sum")["inputSchema"]["properties"]["a"]["type"] == "number"
+    sent = host.get_metrics()[SERVER]["connection"]["requests"]
+    with pytest.raises(ValidationError) as caught:
+        await host.call_tool(f"{SERVER}.get-sum", {"a": "one", "b": 2})
+    assert caught.value.path == "$.a" and caught.value.keyword == "type"
+    assert "get-sum" in str(caught.value)
+    with pytest.raises(ValidationError, match="b"):
+        await host.call_tool(f"{SERVER}.get-sum", {"a": 1})
+    assert host.get_metrics()[SERVER]["connection"]["requests"] == sent  # nothing reached the server
+    assert "3" in texts(await host.call_tool(f"{SERVER}.get-sum", {"a": 1, "b": 2}))[0]
 
 
 async def test_prompts(everything: tuple[MCPHost, Recorder]) -> None:
