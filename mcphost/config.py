@@ -6,10 +6,17 @@ error. It turns text (or a dict built in code) into frozen :class:`HostConfig` /
 :class:`ServerConfig` values, or raises :class:`~mcphost.errors.ConfigurationError` with a
 message of the form ``mcp.json:12: servers.brave.env.BRAVE_API_KEY: ...``.
 
+The structure of the file (types, required fields, names, transport keywords, unknown
+fields, ranges, which fields each kind of server takes) is the JSON Schema
+``schemas/mcp.json.schema.json``, which the loader validates every configuration against
+(compiled once, on first use) and which editors can use too; its errors are reported in
+this module's style. The code here does what a schema cannot: expansion, inference of the
+transport, and rules across fields and servers.
+
 It is a layer-1 module (no I/O): the environment, the user's home directory, the workspace
 folder, the values of ``${input:...}`` prompts and a ``read_text(path)`` function (for
-``envFile``) are all passed in by the caller. The full format is described in
-``docs/config.md``; the JSON Schema for editors is ``schemas/mcp.json.schema.json``.
+``envFile``) are all passed in by the caller. (The schema itself is read from the package.)
+The full format is described in ``docs/config.md``.
 
 Messages never carry the value of a variable (it may be a secret) nor absolute paths: a
 file is named by its base name; the full path is kept in the error's ``path`` attribute.
@@ -29,10 +36,14 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from mcphost.errors import ConfigurationError
+from mcphost.errors import ConfigurationError, ValidationError
 from mcphost.jsonpos import Document, JSONPath, display_name, format_path, loads
+
+if TYPE_CHECKING:
+    from mcphost.schema import Validator
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -53,9 +64,13 @@ logger = logging.getLogger("mcphost.config")
 #: Start-up timeout (seconds) when a server sets none.
 DEFAULT_TIMEOUT = 30.0
 
-#: Server names: the host routes ``server.tool`` on the first dot, so names have none.
+#: Server names: the host routes ``server.tool`` on the first dot, so names have none. (The
+#: rule itself lives in the schema, ``$defs/serverName``; a test keeps the two equal.)
 SERVER_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
-_SERVER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+#: The JSON Schema every configuration is validated against: ``schemas/`` at the root of a
+#: source checkout, ``mcphost/schemas/`` in an installed wheel (pyproject force-includes it).
+SCHEMA_FILE = "mcp.json.schema.json"
 
 _TYPE_ALIASES = {
     "stdio": "stdio",
@@ -68,38 +83,14 @@ _TYPE_ALIASES = {
     "ws": "websocket",
 }
 
-# The server fields mcphost understands (JSON spelling).
-_FIELDS = (
-    "type",
-    "command",
-    "args",
-    "env",
-    "envFile",
-    "cwd",
-    "url",
-    "headers",
-    "timeout",
-    "requestTimeout",
-    "shutdownTimeout",
-    "dependencies",
-    "enabled",
-    "limits",
-    "tools",
-    "priority",
-    "domains",
-    "roots",
-)
-# Fields other clients write into the same entries. Accepted and ignored (with a note);
-# "disabled" is honoured (enabled = not disabled), "transport"/"transportType" are read as
-# the type when "type" is absent.
-_FOREIGN_FIELDS = frozenset(
+# Fields other clients write into server entries that mcphost accepts (the schema lists
+# them) and ignores, with a note. They are never offered as "did you mean" suggestions.
+# ("disabled" is honoured, "transport"/"transportType" are read as the type.)
+_IGNORED_FIELDS = frozenset(
     {
         "description",
-        "disabled",
         "autoApprove",
         "alwaysAllow",
-        "transport",
-        "transportType",
         "gallery",
         "version",
         "dev",
@@ -109,19 +100,21 @@ _FOREIGN_FIELDS = frozenset(
         "name",
     }
 )
+# Which fields belong to which kind of server. The schema enforces this for servers whose
+# transport is given by "type" or inferred from command/url; the loader applies it when the
+# type comes from fastmcp's "transport" or Cline's "transportType" (which the schema does
+# not interpret).
 _STDIO_ONLY = ("command", "args", "env", "envFile", "cwd", "limits")
 _REMOTE_ONLY = ("url", "headers")
-_LIMIT_FIELDS = ("memory", "cpuSeconds")
-_TOOLS_FIELDS = ("allow", "deny")
-_INPUT_FIELDS = ("type", "id", "description", "password", "default", "options")
-_INPUT_TYPES = ("promptString", "pickString")
+# Fields whose value is a transport keyword, never a secret: schema errors about them quote
+# the value (``got "grpc"``). No other value from the file is ever quoted.
+_KEYWORD_FIELDS = frozenset({"type", "transport", "transportType"})
 
 # ${...} references. Alternatives, in order: the escape "$${" (a literal "${"), a complete
 # reference without nested braces, and a stray "${" (unterminated or nested: an error).
 _REFERENCE = re.compile(r"\$\$\{|\$\{([^{}]*)\}|\$\{")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DOTENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 _MEMORY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*\Z", re.IGNORECASE)
 _MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 # A start-up timeout above this many seconds is most likely milliseconds: note it.
@@ -433,6 +426,302 @@ def _path_to_uri(path: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
+# The schema: structure
+# ---------------------------------------------------------------------------------------
+#
+# Every configuration is first validated against schemas/mcp.json.schema.json: types,
+# required fields, the server name pattern, the transport keywords, unknown fields, number
+# ranges, which fields belong to which kind of server. The loader below then does only what a
+# schema cannot: ${...} expansion and the checks of expanded values, inference of the type,
+# cross-field and cross-server rules (duplicate names across dialects, duplicate input ids,
+# enabled/disabled, dependencies), reading envFile.
+#
+# Schema errors become ConfigurationErrors in the loader's style. The message is the
+# failing subschema's "errorMessage" (or "patternErrorMessage" for a pattern; VS Code shows
+# the same two keywords), else a rule derived from the keyword. Values from the file are
+# never quoted (they may be secrets); only their JSON type ("got number") and, for the
+# transport keyword fields, the keyword.
+
+
+def _schema_file() -> Path:
+    """Where the bundled ``mcp.json`` schema is (wheel first, then a source checkout)."""
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "schemas" / SCHEMA_FILE, package.parent / "schemas" / SCHEMA_FILE):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"mcphost is installed without its schemas ({SCHEMA_FILE} not found)")
+
+
+@functools.lru_cache(maxsize=1)
+def _config_schema() -> _SchemaCheck:
+    """The compiled schema: read and compiled once per process, on first use."""
+    root = json.loads(_schema_file().read_text(encoding="utf-8"))
+    return _SchemaCheck(root)
+
+
+# Instance paths as mcphost.schema reports them: $.name, [3], ['any key'].
+_INSTANCE_STEP = re.compile(
+    r"\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\]|\['((?:[^'\\]|\\.)*)'\]", re.DOTALL
+)
+_TYPE_PLURALS = {
+    "string": "strings",
+    "object": "objects",
+    "array": "arrays",
+    "number": "numbers",
+    "integer": "integers",
+    "boolean": "booleans",
+}
+
+
+def _instance_path(text: str) -> JSONPath:
+    """``"$.servers['brave-search'].args[1]"`` -> ``("servers", "brave-search", "args", 1)``."""
+    parts: list[str | int] = []
+    pos = 1 if text.startswith("$") else 0
+    while pos < len(text):
+        m = _INSTANCE_STEP.match(text, pos)
+        if m is None:  # pragma: no cover - mcphost.schema only writes the forms above
+            break
+        if m.group(1) is not None:
+            parts.append(m.group(1))
+        elif m.group(2) is not None:
+            parts.append(int(m.group(2)))
+        else:
+            parts.append(re.sub(r"\\(.)", r"\1", m.group(3), flags=re.DOTALL))
+        pos = m.end()
+    return tuple(parts)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One schema error, in the loader's terms."""
+
+    path: JSONPath
+    message: str
+    # Errors about an object as a whole (a missing field...) sort after its members' own
+    # errors: "comand: unknown field" explains "needs command" and is reported first.
+    last: bool = False
+    # A field that is not allowed at all is reported before what is wrong with its value.
+    presence: bool = False
+
+
+class _SchemaCheck:
+    """The compiled ``mcp.json`` schema, and the translation of its errors."""
+
+    def __init__(self, root: dict[str, Any]) -> None:
+        from mcphost import schema as json_schema  # lazy: `import mcphost` stays light
+
+        self.root = root
+        self.uri = str(root.get("$id") or "urn:mcphost:mcp.json")
+        self.validator = json_schema.compile(root)
+        self._compile = json_schema.compile
+        self._parts: dict[str, Validator] = {}
+
+    # -- navigating the schema -------------------------------------------------------------
+
+    def resolve(self, ref: str) -> tuple[Any, str]:
+        """The subschema a local ``$ref`` points at, and its JSON pointer."""
+        _, _, pointer = ref.partition("#")
+        node: Any = self.root
+        for raw in pointer.split("/")[1:] if pointer else ():
+            key = raw.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        return node, pointer
+
+    def locate(self, schema_path: str, start: Any = None) -> tuple[Any, str]:
+        """Follow a schema path as reported (through ``$ref``) to its subschema and pointer."""
+        node: Any = self.root if start is None else start
+        pointer = ""
+        for raw in schema_path.split("/")[1:]:
+            if raw == "$ref" and isinstance(node, dict) and isinstance(node.get("$ref"), str):
+                node, pointer = self.resolve(node["$ref"])
+                continue
+            key = raw.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+            pointer = f"{pointer}/{raw}"
+        return node, pointer
+
+    def part(self, pointer: str) -> Validator:
+        """A validator for the subschema at ``pointer`` (its ``$ref`` resolved in the file)."""
+        validator = self._parts.get(pointer)
+        if validator is None:
+            validator = self._compile(
+                {"$ref": f"{self.uri}#{pointer}"}, resources={self.uri: self.root}
+            )
+            self._parts[pointer] = validator
+        return validator
+
+    # -- errors -----------------------------------------------------------------------------
+
+    def problems(self, data: Any) -> list[_Problem]:
+        """Every schema error in ``data``, in document order (empty when it is valid)."""
+        if self.validator.is_valid(data):
+            return []
+        found: dict[tuple[JSONPath, str], _Problem] = {}
+        for error in self.validator.iter_errors(data):
+            for problem in self.explain(error, (), None):
+                found.setdefault((problem.path, problem.message), problem)
+        order = _DocumentOrder(data)
+        return sorted(found.values(), key=order.key)
+
+    def explain(self, error: ValidationError, base: JSONPath, start: Any) -> list[_Problem]:
+        """Translate one error of ``mcphost.schema`` (at ``base``, for a schema ``start``)."""
+        path = (*base, *_instance_path(error.path))
+        keyword = error.keyword or ""
+        value = error.value
+        if keyword == "false":
+            return [_Problem(path, "is not allowed here", presence=True)]
+        if keyword == "maxDepth":
+            return [_Problem(path, "is nested too deeply")]
+        owner, owner_pointer = self.locate(error.schema_path.rpartition("/")[0], start)
+        if not isinstance(owner, dict):  # pragma: no cover - keywords live in objects
+            return [_Problem(path, "is invalid")]
+        custom = owner.get("errorMessage")
+        custom = custom if isinstance(custom, str) else None
+        if keyword == "additionalProperties":
+            properties = owner.get("properties", {})
+            # Suggest only fields with a meaning: not those accepting anything (the fields of
+            # other clients, which are documented and ignored).
+            known = [k for k, sub in properties.items() if set(sub) - {"description", "$comment"}]
+            return [
+                _Problem((*path, key), "unknown field" + _suggest(key, known), presence=True)
+                for key in value
+                if key not in properties
+            ]
+        if keyword == "propertyNames":
+            names = self.part(f"{owner_pointer}/propertyNames")
+            wrapper = {"$ref": f"#{owner_pointer}/propertyNames"}
+            out: list[_Problem] = []
+            for key in value:
+                for sub in names.iter_errors(key)[:1]:
+                    out.extend(self.explain(sub, (*path, key), wrapper))
+            return out
+        if keyword == "required":
+            return [
+                _Problem(path, custom or f'missing "{key}"', last=True)
+                for key in owner.get("required", ())
+                if key not in value
+            ]
+        if keyword in ("anyOf", "oneOf"):
+            return [_Problem(path, custom or "matches none of the accepted forms", last=True)]
+        if keyword == "not":
+            negated = owner.get("not")
+            # "not": {} refuses the field itself; "not": {"required": [...]} a combination
+            # of fields (has both "command" and "url"), reported where the object starts.
+            refuses_all = negated == {} or negated is True
+            return [_Problem(path, custom or "is not allowed here", presence=refuses_all)]
+        if keyword == "type":
+            got = _json_type(value)
+            if custom:
+                return [_Problem(path, f"{custom}, got {got}")]
+            message = f"expected {self.describe_type(owner)}, got {got}"
+            if (
+                owner.get("type") == "string"
+                and got in ("number", "boolean")
+                and owner_pointer.endswith("/additionalProperties")
+            ):
+                message += " (write it in quotes)"  # "PORT": 8080 in env or headers
+            return [_Problem(path, message)]
+        if keyword == "pattern":
+            rule = owner.get("patternErrorMessage") or custom
+            if not isinstance(rule, str):
+                rule = f"must match the pattern {owner.get('pattern')}"
+            return [_Problem(path, rule + self.shown(path, value))]
+        if keyword in ("enum", "const"):
+            if custom is None:
+                allowed = owner["enum"] if keyword == "enum" else [owner["const"]]
+                words = [json.dumps(v, ensure_ascii=False) for v in allowed]
+                custom = "expected " + (
+                    words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+                )
+            return [_Problem(path, custom + self.shown(path, value))]
+        return [_Problem(path, custom or self.rule(keyword, owner))]
+
+    @staticmethod
+    def shown(path: JSONPath, value: Any) -> str:
+        if isinstance(value, str):
+            if path and path[-1] in _KEYWORD_FIELDS:
+                return f", got {json.dumps(value, ensure_ascii=False)}"
+            return ""
+        return f", got {_json_type(value)}"
+
+    def describe_type(self, owner: Mapping[str, Any]) -> str:
+        kinds = owner.get("type")
+        names = [kinds] if isinstance(kinds, str) else list(kinds or ())
+        if names == ["array"]:
+            items = owner.get("items")
+            if isinstance(items, dict) and isinstance(items.get("$ref"), str):
+                items = self.resolve(items["$ref"])[0]
+            if isinstance(items, dict) and items.get("type") in _TYPE_PLURALS:
+                return f"array of {_TYPE_PLURALS[items['type']]}"
+        return " or ".join(str(n) for n in names) or "a valid value"
+
+    @staticmethod
+    def rule(keyword: str, owner: Mapping[str, Any]) -> str:
+        limit = owner.get(keyword)
+        shown = _number(limit)
+        if keyword == "minLength":
+            return "must not be empty" if limit == 1 else f"must be at least {shown} characters"
+        return {
+            "maxLength": f"must be at most {shown} characters",
+            "minimum": f"must be {shown} or more",
+            "exclusiveMinimum": f"must be greater than {shown}",
+            "maximum": f"must be {shown} or less",
+            "exclusiveMaximum": f"must be less than {shown}",
+            "multipleOf": f"must be a multiple of {shown}",
+            "minItems": f"must have at least {shown} items",
+            "maxItems": f"must have at most {shown} items",
+            "uniqueItems": "must not contain duplicates",
+            "minProperties": f"must have at least {shown} fields",
+            "maxProperties": f"must have at most {shown} fields",
+        }.get(keyword, f"is invalid ({keyword})")
+
+
+class _DocumentOrder:
+    """Sort keys putting JSON paths in document order (object members keep file order)."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.indexes: dict[int, dict[str, int]] = {}
+
+    def key(self, problem: _Problem) -> tuple[float, ...]:
+        node = self.data
+        path = problem.path
+        key: list[float] = []
+        for part in path:
+            if isinstance(node, Mapping) and isinstance(part, str):
+                index = self.indexes.get(id(node))
+                if index is None:
+                    index = {k: i for i, k in enumerate(node)}
+                    self.indexes[id(node)] = index
+                key.append(index.get(part, math.inf))
+                node = node.get(part)
+            elif isinstance(node, (list, tuple)) and isinstance(part, int):
+                key.append(part)
+                node = node[part] if part < len(node) else None
+            else:
+                key.append(math.inf)
+                node = None
+        # Before the value's members (-2, -1), or after them (inf) for a missing member.
+        key.append(math.inf if problem.last else -2 if problem.presence else -1)
+        return tuple(key)
+
+
+def _plain(value: Any) -> Any:
+    """Configuration data given in code, as JSON-shaped values (mappings -> dict, tuples -> list)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------
 # The loader
 # ---------------------------------------------------------------------------------------
 
@@ -502,50 +791,18 @@ class _Loader:
         self.notes.append(text)
         logger.debug("%s", text)
 
-    # -- typed getters ------------------------------------------------------------------
+    # -- structure --------------------------------------------------------------------------
 
-    def expect(self, fpath: JSONPath, value: Any, kind: str, server: str | None) -> None:
-        ok = {
-            "string": isinstance(value, str),
-            "object": isinstance(value, Mapping),
-            "array": isinstance(value, (list, tuple)),
-            "boolean": isinstance(value, bool),
-        }[kind]
-        if not ok:
-            self.error(fpath, f"expected {kind}, got {_json_type(value)}", server=server)
-
-    def string_list(
-        self, fpath: JSONPath, value: Any, server: str, *, nonempty: bool = False
-    ) -> list[str]:
-        if not isinstance(value, (list, tuple)):
-            self.error(fpath, f"expected array of strings, got {_json_type(value)}", server=server)
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                self.error((*fpath, i), f"expected string, got {_json_type(item)}", server=server)
-            if nonempty and not item:
-                self.error((*fpath, i), "must not be empty", server=server)
-        return list(value)
-
-    def string_map(self, fpath: JSONPath, value: Any, server: str) -> dict[str, str]:
-        if not isinstance(value, Mapping):
-            self.error(fpath, f"expected object, got {_json_type(value)}", server=server)
-        for key, item in value.items():
-            if not isinstance(item, str):
-                hint = " (write it in quotes)" if _json_type(item) in ("number", "boolean") else ""
-                self.error(
-                    (*fpath, key), f"expected string, got {_json_type(item)}{hint}", server=server
-                )
-        return dict(value)
-
-    def seconds(
-        self, fpath: JSONPath, value: Any, server: str, *, allow_zero: bool = False
-    ) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.error(fpath, f"expected number of seconds, got {_json_type(value)}", server=server)
-        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-            bound = "0 or more" if allow_zero else "greater than 0"
-            self.error(fpath, f"must be a finite number of seconds {bound}", server=server)
-        return float(value)
+    def check_schema(self, data: Any) -> None:
+        """Validate ``data`` against the schema; raise the first error in document order."""
+        problems = _config_schema().problems(data)
+        if problems:
+            first = problems[0]
+            path = first.path
+            server = None
+            if len(path) >= 2 and path[0] in ("servers", "mcpServers") and isinstance(path[1], str):
+                server = path[1]
+            self.error(path, first.message, server=server)
 
     # -- expansion ------------------------------------------------------------------------
 
@@ -667,27 +924,15 @@ class _Loader:
     # -- the document -----------------------------------------------------------------------
 
     def load(self, data: Any) -> HostConfig:
-        if not isinstance(data, Mapping):
-            self.error((), f"expected a JSON object at the top level, got {_json_type(data)}")
-        top_keys = [k for k in ("servers", "mcpServers") if k in data]
+        self.check_schema(data)
         for key in data:
             if key not in ("servers", "mcpServers", "inputs"):
                 hint = _suggest(key, ("servers", "mcpServers", "inputs"))
                 self.note((key,), f"unknown top-level key ignored{hint}")
-        if not top_keys:
-            self.error(
-                (),
-                'no servers: expected a "servers" object (VS Code) or an "mcpServers" object '
-                "(Claude Desktop, Cursor, Claude Code)",
-            )
-        if "inputs" in data:
-            self.load_inputs(data["inputs"])
+        self.load_inputs(data.get("inputs", ()))
         entries: dict[str, tuple[str, Any]] = {}
-        for top in top_keys:
-            block = data[top]
-            if not isinstance(block, Mapping):
-                self.error((top,), f"expected object, got {_json_type(block)}")
-            for name, raw in block.items():
+        for top in ("servers", "mcpServers"):
+            for name, raw in data.get(top, {}).items():
                 if name in entries:
                     other = entries[name][0]
                     other_line = self.doc.line((other, name)) if self.doc is not None else None
@@ -709,110 +954,47 @@ class _Loader:
             notes=tuple(self.notes),
         )
 
-    def load_inputs(self, raw: Any) -> None:
-        if not isinstance(raw, (list, tuple)):
-            self.error(("inputs",), f"expected array, got {_json_type(raw)}")
+    def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:
+        """Record the declared inputs (already validated by the schema)."""
         for i, item in enumerate(raw):
-            ipath: JSONPath = ("inputs", i)
-            if not isinstance(item, Mapping):
-                self.error(ipath, f"expected object, got {_json_type(item)}")
-            for key in item:
-                if key not in _INPUT_FIELDS:
-                    self.error((*ipath, key), "unknown field" + _suggest(key, _INPUT_FIELDS))
-            if "id" not in item:
-                self.error(ipath, 'missing "id"')
             input_id = item["id"]
-            if not isinstance(input_id, str) or not input_id:
-                self.error((*ipath, "id"), "expected a non-empty string")
             if input_id in self.declared_inputs:
-                self.error((*ipath, "id"), f'input "{input_id}" is declared twice')
-            kind = item.get("type", "promptString")
-            if kind not in _INPUT_TYPES:
-                shown_kind = repr(kind) if isinstance(kind, str) else _json_type(kind)
-                self.error(
-                    (*ipath, "type"),
-                    f"unsupported input type {shown_kind} (mcphost supports promptString and "
-                    "pickString)",
-                )
-            description = item.get("description", "")
-            if not isinstance(description, str):
-                self.error(
-                    (*ipath, "description"), f"expected string, got {_json_type(description)}"
-                )
-            password = item.get("password", False)
-            if not isinstance(password, bool):
-                self.error((*ipath, "password"), f"expected boolean, got {_json_type(password)}")
-            default = item.get("default")
-            if default is not None and not isinstance(default, str):
-                self.error((*ipath, "default"), f"expected string, got {_json_type(default)}")
-            options: list[str] = []
-            raw_options = item.get("options", [])
-            if not isinstance(raw_options, (list, tuple)):
-                self.error((*ipath, "options"), f"expected array, got {_json_type(raw_options)}")
-            for j, option in enumerate(raw_options):
-                # VS Code allows plain strings or {"label", "value"} objects.
-                if isinstance(option, Mapping) and isinstance(option.get("value"), str):
-                    options.append(option["value"])
-                elif isinstance(option, str):
-                    options.append(option)
-                else:
-                    self.error(
-                        (*ipath, "options", j),
-                        f'expected string or {{"value": string}}, got {_json_type(option)}',
-                    )
+                self.error(("inputs", i, "id"), f'input "{input_id}" is declared twice')
+            options = tuple(
+                option["value"] if isinstance(option, Mapping) else option
+                for option in item.get("options", ())
+            )
             self.declared_inputs[input_id] = InputSpec(
                 id=input_id,
-                description=description,
-                password=password,
-                default=default,
-                type=kind,
-                options=tuple(options),
+                description=item.get("description", ""),
+                password=item.get("password", False),
+                default=item.get("default"),
+                type=item.get("type", "promptString"),
+                options=options,
             )
 
-    def load_server(self, top: str, name: str, raw: Any) -> ServerConfig:
+    def load_server(self, top: str, name: str, raw: Mapping[str, Any]) -> ServerConfig:
+        """Build one server from its entry (whose structure the schema has validated)."""
         spath: JSONPath = (top, name)
-        if not _SERVER_NAME.match(name):
-            self.error(
-                spath,
-                f"invalid server name {json.dumps(name, ensure_ascii=False)}: a name "
-                'starts with a letter and has only letters, digits, "_" and "-" (no dots: '
-                'the host routes "server.tool" on the first dot)',
-                server=name,
-            )
-        if not isinstance(raw, Mapping):
-            self.error(spath, f"expected object, got {_json_type(raw)}", server=name)
         for key in raw:
-            if key in _FIELDS:
-                continue
-            if key in _FOREIGN_FIELDS:
-                if key not in ("disabled", "transport", "transportType"):
-                    self.note((*spath, key), "ignored (a field of another MCP client)")
-                continue
-            self.error((*spath, key), "unknown field" + _suggest(key, _FIELDS), server=name)
+            if key in _IGNORED_FIELDS:
+                self.note((*spath, key), "ignored (a field of another MCP client)")
 
         def fp(*parts: str | int) -> JSONPath:
             return (*spath, *parts)
 
-        # enabled / disabled
-        enabled = True
-        if "enabled" in raw:
-            self.expect(fp("enabled"), raw["enabled"], "boolean", name)
-            enabled = raw["enabled"]
+        enabled = raw.get("enabled", True)
         if "disabled" in raw:
-            self.expect(fp("disabled"), raw["disabled"], "boolean", name)
             if "enabled" in raw and raw["enabled"] == raw["disabled"]:
                 self.error(fp("disabled"), 'contradicts "enabled"', server=name)
             enabled = not raw["disabled"]
         self.lenient = not enabled
 
-        kind = self.server_type(spath, raw, name)
-        for key in _STDIO_ONLY if kind != "stdio" else _REMOTE_ONLY:
-            if key in raw:
-                if kind == "stdio":
-                    why = "only applies to http, sse and websocket servers"
-                else:
-                    why = f'only applies to stdio servers (this one is "{kind}")'
-                self.error(fp(key), why, server=name)
+        kind, source = self.server_type(spath, raw, name)
+        if "type" not in raw and ("transport" in raw or "transportType" in raw):
+            # The schema applies these rules when the type is given by "type" or inferred
+            # without "transport"/"transportType"; here they follow the type those give.
+            self.check_kind(spath, raw, kind, source, name)
 
         command: str | None = None
         args: tuple[str, ...] = ()
@@ -822,13 +1004,10 @@ class _Loader:
         headers: dict[str, str] = {}
         limits: Limits | None = None
         if kind == "stdio":
-            if "command" not in raw:
-                self.error(spath, 'a stdio server needs "command"', server=name)
-            self.expect(fp("command"), raw["command"], "string", name)
             command = self.expand(fp("command"), raw["command"], name)
-            if not command.strip():
+            if not command.strip():  # after expansion (the schema refuses a blank literal)
                 self.error(fp("command"), "must not be empty", server=name)
-            raw_args = self.string_list(fp("args"), raw.get("args", []), name)
+            raw_args = raw.get("args", ())
             args = tuple(self.expand(fp("args", i), a, name) for i, a in enumerate(raw_args))
             if not raw_args and " " in raw["command"].strip() and "${" not in raw["command"]:
                 self.note(
@@ -838,29 +1017,19 @@ class _Loader:
                 )
             if "envFile" in raw:
                 env.update(self.env_file(fp("envFile"), raw["envFile"], name))
-            raw_env = self.string_map(fp("env"), raw.get("env", {}), name)
-            for key, value in raw_env.items():
-                if not key or "=" in key or "\0" in key:
-                    self.error(fp("env", key), "invalid environment variable name", server=name)
+            for key, value in raw.get("env", {}).items():
                 expanded = self.expand(fp("env", key), value, name)
                 if "\0" in expanded:
                     self.error(fp("env", key), "contains a NUL character", server=name)
                 env[key] = expanded
             if "cwd" in raw:
-                self.expect(fp("cwd"), raw["cwd"], "string", name)
                 cwd = self.local_path(fp("cwd"), raw["cwd"], name)
-            if "limits" in raw and raw["limits"] is not None:
+            if raw.get("limits") is not None:
                 limits = self.limits(fp("limits"), raw["limits"], name)
         else:
-            if "url" not in raw:
-                self.error(spath, f'a "{kind}" server needs "url"', server=name)
-            self.expect(fp("url"), raw["url"], "string", name)
             url = self.expand(fp("url"), raw["url"], name)
             self.check_url(fp("url"), url, kind, name)
-            raw_headers = self.string_map(fp("headers"), raw.get("headers", {}), name)
-            for key, value in raw_headers.items():
-                if not _HEADER_NAME.match(key):
-                    self.error(fp("headers", key), "invalid HTTP header name", server=name)
+            for key, value in raw.get("headers", {}).items():
                 expanded = self.expand(fp("headers", key), value, name)
                 if any(c in expanded for c in "\r\n\0"):
                     self.error(
@@ -880,38 +1049,23 @@ class _Loader:
             request_timeout = self.seconds(fp("requestTimeout"), raw["requestTimeout"], name)
         shutdown_timeout = None
         if raw.get("shutdownTimeout") is not None:
-            shutdown_timeout = self.seconds(
-                fp("shutdownTimeout"), raw["shutdownTimeout"], name, allow_zero=True
-            )
+            shutdown_timeout = self.seconds(fp("shutdownTimeout"), raw["shutdownTimeout"], name)
 
         dependencies: list[str] = []
-        for i, dep in enumerate(
-            self.string_list(fp("dependencies"), raw.get("dependencies", []), name)
-        ):
+        for i, dep in enumerate(raw.get("dependencies", ())):
             if dep == name:
                 self.error(fp("dependencies", i), "a server cannot depend on itself", server=name)
             if dep not in dependencies:
                 dependencies.append(dep)
 
         tools = ToolFilter()
-        if "tools" in raw and raw["tools"] is not None:
-            tools = self.tool_filter(fp("tools"), raw["tools"], name)
-
-        priority = 0
-        if "priority" in raw:
-            value = raw["priority"]
-            if isinstance(value, bool) or not isinstance(value, int):
-                self.error(
-                    fp("priority"), f"expected integer, got {_json_type(value)}", server=name
-                )
-            priority = value
-
-        domains = tuple(
-            self.string_list(fp("domains"), raw.get("domains", []), name, nonempty=True)
-        )
+        if raw.get("tools") is not None:
+            tools = ToolFilter(
+                allow=tuple(raw["tools"].get("allow", ())),
+                deny=tuple(raw["tools"].get("deny", ())),
+            )
         roots = tuple(
-            self.root(fp("roots", i), r, name)
-            for i, r in enumerate(self.string_list(fp("roots"), raw.get("roots", []), name))
+            self.root(fp("roots", i), r, name) for i, r in enumerate(raw.get("roots", ()))
         )
         self.lenient = False
         line = self.doc.line(spath, exact=True) if self.doc is not None else None
@@ -931,38 +1085,60 @@ class _Loader:
             enabled=enabled,
             limits=limits,
             tools=tools,
-            priority=priority,
-            domains=domains,
+            priority=int(raw.get("priority", 0)),
+            domains=tuple(raw.get("domains", ())),
             roots=roots,
             line=line,
         )
 
-    def server_type(self, spath: JSONPath, raw: Mapping[str, Any], name: str) -> str:
+    def seconds(self, fpath: JSONPath, value: float, server: str) -> float:
+        # The schema checks type and range; JSON has no infinity, but data built in code may.
+        if not math.isfinite(value):
+            self.error(fpath, "expected a finite number of seconds", server=server)
+        return float(value)
+
+    def check_kind(
+        self, spath: JSONPath, raw: Mapping[str, Any], kind: str, source: str, name: str
+    ) -> None:
+        """The schema's rules on which fields a kind of server takes, for the given kind."""
+        wrong: tuple[str, ...]
+        if kind == "stdio":
+            wrong, why = _REMOTE_ONLY, "only applies to http, sse and websocket servers"
+        elif source == "url":
+            wrong, why = _STDIO_ONLY, 'only applies to stdio servers (this one has a "url")'
+        else:
+            wrong, why = _STDIO_ONLY, f'only applies to stdio servers (this one is "{kind}")'
+        for key in wrong:
+            if key in raw:
+                self.error((*spath, key), why, server=name)
+        needed = "command" if kind == "stdio" else "url"
+        if needed not in raw:
+            what = "a stdio server" if kind == "stdio" else f'a "{kind}" server'
+            self.error(spath, f'{what} needs "{needed}"', server=name)
+
+    def server_type(self, spath: JSONPath, raw: Mapping[str, Any], name: str) -> tuple[str, str]:
+        """Return the server's transport and where it came from (a field name).
+
+        ``type`` wins, then fastmcp's ``transport``, then Cline's ``transportType`` (an
+        unknown value of those two is noted and ignored); otherwise the type is inferred
+        from ``command`` or ``url``. The schema has checked that ``type`` is a known keyword.
+        """
         given: list[tuple[str, str]] = []
         for key in ("type", "transport", "transportType"):
             if key in raw:
-                value = raw[key]
-                if not isinstance(value, str):
-                    self.error(
-                        (*spath, key), f"expected string, got {_json_type(value)}", server=name
-                    )
-                kind = _TYPE_ALIASES.get(value.lower())
+                kind = _TYPE_ALIASES.get(raw[key].lower())
                 if kind is None:
-                    if key != "type":
-                        self.note((*spath, key), "unrecognised value ignored")
-                        continue
-                    self.error(
-                        (*spath, key),
-                        f"unknown type {value!r} (expected stdio, http, sse or websocket)",
-                        server=name,
-                    )
+                    self.note((*spath, key), "unrecognised value ignored")
+                    continue
                 given.append((key, kind))
         if given:
             key, kind = given[0]
             for other_key, other in given[1:]:
                 if other != kind and other_key == "transport":
                     self.error((*spath, other_key), f'contradicts "{key}" ({kind})', server=name)
-            return kind
+            return kind, key
+        # Inference. Without "transport"/"transportType" the schema has already refused an
+        # entry with both or neither of command and url; with an unknown one, it is here.
         has_command = "command" in raw
         has_url = "url" in raw
         if has_command and has_url:
@@ -972,17 +1148,19 @@ class _Loader:
                 server=name,
             )
         if has_command:
-            return "stdio"
+            return "stdio", "command"
         if has_url:
             url = raw["url"]
-            if isinstance(url, str):
-                scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-                if scheme in ("ws", "wss"):
-                    return "websocket"
+            scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+            if scheme in ("ws", "wss"):
+                return "websocket", "url"
+            try:
                 path = urllib.parse.urlsplit(url).path if "${" not in url else url
-                if path.rstrip("/").endswith("/sse"):
-                    return "sse"
-            return "http"
+            except ValueError:
+                path = url  # not a valid URL: check_url says so
+            if path.rstrip("/").endswith("/sse"):
+                return "sse", "url"
+            return "http", "url"
         self.error(
             spath,
             'needs "command" (a stdio server) or "url" (an http, sse or websocket server)',
@@ -1004,8 +1182,7 @@ class _Loader:
                 server=name,
             )
 
-    def env_file(self, fpath: JSONPath, raw: Any, name: str) -> dict[str, str]:
-        self.expect(fpath, raw, "string", name)
+    def env_file(self, fpath: JSONPath, raw: str, name: str) -> dict[str, str]:
         if self.lenient:
             return {}  # a disabled server's envFile is not read (it may not exist)
         file_path = self.local_path(fpath, raw, name)
@@ -1071,52 +1248,19 @@ class _Loader:
             i += 1
         return -1
 
-    def limits(self, fpath: JSONPath, raw: Any, name: str) -> Limits | None:
-        self.expect(fpath, raw, "object", name)
-        for key in raw:
-            if key not in _LIMIT_FIELDS:
-                self.error(
-                    (*fpath, key), "unknown field" + _suggest(key, _LIMIT_FIELDS), server=name
-                )
+    def limits(self, fpath: JSONPath, raw: Mapping[str, Any], name: str) -> Limits | None:
         memory = None
-        if raw.get("memory") is not None:
-            value = raw["memory"]
-            if isinstance(value, bool) or not isinstance(value, (int, str)):
-                self.error(
-                    (*fpath, "memory"),
-                    f'expected integer (bytes) or string like "512M", got {_json_type(value)}',
-                    server=name,
-                )
+        value = raw.get("memory")
+        if value is not None:
             try:
-                memory = parse_memory(value)
+                # The schema checks the form; the size itself ("0M"...) is checked here.
+                memory = parse_memory(int(value) if isinstance(value, float) else value)
             except ValueError as exc:
                 self.error((*fpath, "memory"), str(exc), server=name)
-        cpu = None
-        if raw.get("cpuSeconds") is not None:
-            value = raw["cpuSeconds"]
-            if isinstance(value, bool) or not isinstance(value, int):
-                self.error(
-                    (*fpath, "cpuSeconds"),
-                    f"expected integer, got {_json_type(value)}",
-                    server=name,
-                )
-            if value <= 0:
-                self.error((*fpath, "cpuSeconds"), "must be greater than 0", server=name)
-            cpu = value
+        cpu = raw.get("cpuSeconds")
         if memory is None and cpu is None:
             return None
-        return Limits(memory_bytes=memory, cpu_seconds=cpu)
-
-    def tool_filter(self, fpath: JSONPath, raw: Any, name: str) -> ToolFilter:
-        self.expect(fpath, raw, "object", name)
-        for key in raw:
-            if key not in _TOOLS_FIELDS:
-                self.error(
-                    (*fpath, key), "unknown field" + _suggest(key, _TOOLS_FIELDS), server=name
-                )
-        allow = self.string_list((*fpath, "allow"), raw.get("allow", []), name, nonempty=True)
-        deny = self.string_list((*fpath, "deny"), raw.get("deny", []), name, nonempty=True)
-        return ToolFilter(allow=tuple(allow), deny=tuple(deny))
+        return Limits(memory_bytes=memory, cpu_seconds=None if cpu is None else int(cpu))
 
     def root(self, fpath: JSONPath, raw: str, name: str) -> str:
         value = self.expand(fpath, raw, name)
@@ -1306,7 +1450,7 @@ def config_from_data(
         inputs=inputs,
         read_text=read_text,
     )
-    return loader.load(data)
+    return loader.load(_data_as_json(data, path))
 
 
 def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -> list[InputSpec]:
@@ -1325,10 +1469,12 @@ def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -
         One :class:`InputSpec` per referenced id, in order of first reference.
 
     Raises:
-        ConfigurationError: the text is not valid JSON, or ``inputs`` is malformed.
+        ConfigurationError: the text is not valid JSON, the configuration does not match
+            the schema (the same error :func:`parse_config` would raise), or an input id is
+            declared twice.
     """
     doc = loads(text, path=path) if isinstance(text, str) else None
-    data = doc.value if doc is not None else text
+    data = doc.value if doc is not None else _data_as_json(text, path)
     loader = _Loader(
         doc,
         path=path,
@@ -1338,18 +1484,11 @@ def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -
         inputs=None,
         read_text=None,
     )
-    if not isinstance(data, Mapping):
-        loader.error((), f"expected a JSON object at the top level, got {_json_type(data)}")
-    if "inputs" in data:
-        loader.load_inputs(data["inputs"])
+    loader.check_schema(data)
+    loader.load_inputs(data.get("inputs", ()))
     loader.collected_inputs = []
     for top in ("servers", "mcpServers"):
-        block = data.get(top)
-        if not isinstance(block, Mapping):
-            continue
-        for name, raw in block.items():
-            if not isinstance(raw, Mapping):
-                continue
+        for name, raw in data.get(top, {}).items():
             if raw.get("enabled") is False or raw.get("disabled") is True:
                 continue
             for fpath, value in _expandable_strings((top, name), raw):
@@ -1359,6 +1498,15 @@ def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -
         spec = loader.declared_inputs.get(input_id)
         specs.append(spec if spec is not None else InputSpec(id=input_id, password=True))
     return specs
+
+
+def _data_as_json(data: Any, path: str | None) -> Any:
+    try:
+        return _plain(data)
+    except RecursionError:
+        raise ConfigurationError(
+            f"{display_name(path)}: the configuration is nested too deeply", path=path
+        ) from None
 
 
 def _expandable_strings(spath: JSONPath, raw: Mapping[str, Any]) -> Iterator[tuple[JSONPath, str]]:

@@ -14,6 +14,7 @@ import pytest
 
 from mcphost.config import (
     DEFAULT_TIMEOUT,
+    SERVER_NAME_PATTERN,
     HostConfig,
     InputSpec,
     Limits,
@@ -294,7 +295,7 @@ def test_invalid_server_names(name: str) -> None:
 def test_invalid_server_name_message() -> None:
     err = error('{\n"mcpServers": {\n  "fs.local": {"command": "x"}\n}}')
     assert str(err) == (
-        'mcp.json:3: mcpServers["fs.local"]: invalid server name "fs.local": a name starts '
+        'mcp.json:3: mcpServers["fs.local"]: invalid server name: a name starts '
         'with a letter and has only letters, digits, "_" and "-" (no dots: the host routes '
         '"server.tool" on the first dot)'
     )
@@ -383,7 +384,7 @@ def test_transport_type_is_used_when_type_is_absent() -> None:
 def test_unknown_type() -> None:
     err = error('{"servers": {"s": {\n "type": "grpc",\n "url": "https://x"}}}')
     assert str(err) == (
-        "mcp.json:2: servers.s.type: unknown type 'grpc' (expected stdio, http, sse or websocket)"
+        'mcp.json:2: servers.s.type: expected stdio, http, sse or websocket, got "grpc"'
     )
 
 
@@ -510,23 +511,23 @@ def test_args_item_of_wrong_type_names_index_and_line() -> None:
             'headers["Bad Name"]: invalid HTTP header name',
         ),
         ({"url": 5}, "url: expected string, got number"),
-        ({"command": "x", "timeout": "30"}, "timeout: expected number of seconds, got string"),
-        ({"command": "x", "timeout": True}, "timeout: expected number of seconds, got boolean"),
         (
-            {"command": "x", "timeout": 0},
-            "timeout: must be a finite number of seconds greater than 0",
+            {"command": "x", "timeout": "30"},
+            "timeout: expected a number of seconds greater than 0, got string",
         ),
         (
-            {"command": "x", "timeout": -1},
-            "timeout: must be a finite number of seconds greater than 0",
+            {"command": "x", "timeout": True},
+            "timeout: expected a number of seconds greater than 0, got boolean",
         ),
+        ({"command": "x", "timeout": 0}, "timeout: expected a number of seconds greater than 0"),
+        ({"command": "x", "timeout": -1}, "timeout: expected a number of seconds greater than 0"),
         (
             {"command": "x", "requestTimeout": 0},
-            "requestTimeout: must be a finite number of seconds greater than 0",
+            "requestTimeout: expected a number of seconds greater than 0, or null",
         ),
         (
             {"command": "x", "shutdownTimeout": -1},
-            "shutdownTimeout: must be a finite number of seconds 0 or more",
+            "shutdownTimeout: expected a number of seconds (0 or more), or null",
         ),
         (
             {"command": "x", "dependencies": "a"},
@@ -537,7 +538,7 @@ def test_args_item_of_wrong_type_names_index_and_line() -> None:
         ({"command": "x", "domains": [""]}, "domains[0]: must not be empty"),
         ({"command": "x", "domains": "web"}, "domains: expected array of strings, got string"),
         ({"command": "x", "roots": [1]}, "roots[0]: expected string, got number"),
-        ({"command": "x", "tools": []}, "tools: expected object, got array"),
+        ({"command": "x", "tools": []}, "tools: expected object or null, got array"),
         (
             {"command": "x", "tools": {"allow": "read_*"}},
             "tools.allow: expected array of strings, got string",
@@ -546,7 +547,7 @@ def test_args_item_of_wrong_type_names_index_and_line() -> None:
             {"command": "x", "tools": {"alow": []}},
             'tools.alow: unknown field (did you mean "allow"?)',
         ),
-        ({"command": "x", "limits": 5}, "limits: expected object, got number"),
+        ({"command": "x", "limits": 5}, "limits: expected object or null, got number"),
     ],
 )
 def test_bad_field_types(fields: dict[str, Any], message: str) -> None:
@@ -901,15 +902,14 @@ def test_missing_undeclared_input() -> None:
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ("{}", "mcp.json:2: inputs: expected array, got object"),
+        ("{}", "mcp.json:2: inputs: expected array of objects, got object"),
         ("[1]", "mcp.json:2: inputs[0]: expected object, got number"),
         ('[{"type": "promptString"}]', 'mcp.json:2: inputs[0]: missing "id"'),
         ('[{"id": ""}]', "mcp.json:2: inputs[0].id: expected a non-empty string"),
         ('[{"id": "a"}, {"id": "a"}]', 'mcp.json:2: inputs[1].id: input "a" is declared twice'),
         (
             '[{"id": "a", "type": "command"}]',
-            "mcp.json:2: inputs[0].type: unsupported input type 'command' (mcphost supports "
-            "promptString and pickString)",
+            'mcp.json:2: inputs[0].type: expected promptString or pickString, got "command"',
         ),
         (
             '[{"id": "a", "password": "yes"}]',
@@ -1130,29 +1130,23 @@ def test_limits() -> None:
     assert one(server_json({"command": "x", "limits": None})).limits is None
 
 
+MEMORY_RULE = (
+    'expected a size greater than 0: bytes (536870912) or a string like "512M" or "2G" '
+    "(units K, M, G, T)"
+)
+
+
 @pytest.mark.parametrize(
     ("limits", "message"),
     [
-        (
-            {"memory": "lots"},
-            "limits.memory: expected a size like 536870912, '512M' or '2G' (units K, M, G, T)",
-        ),
-        (
-            {"memory": "12X"},
-            "limits.memory: expected a size like 536870912, '512M' or '2G' (units K, M, G, T)",
-        ),
-        ({"memory": 0}, "limits.memory: must be greater than 0"),
-        ({"memory": "0M"}, "limits.memory: must be greater than 0"),
-        (
-            {"memory": 1.5},
-            'limits.memory: expected integer (bytes) or string like "512M", got number',
-        ),
-        (
-            {"memory": True},
-            'limits.memory: expected integer (bytes) or string like "512M", got boolean',
-        ),
+        ({"memory": "lots"}, f"limits.memory: {MEMORY_RULE}"),
+        ({"memory": "12X"}, f"limits.memory: {MEMORY_RULE}"),
+        ({"memory": 0}, f"limits.memory: {MEMORY_RULE}"),
+        ({"memory": "0M"}, "limits.memory: must be greater than 0"),  # the size, after parsing
+        ({"memory": 1.5}, f"limits.memory: {MEMORY_RULE}, got number"),
+        ({"memory": True}, f"limits.memory: {MEMORY_RULE}, got boolean"),
         ({"cpuSeconds": 0}, "limits.cpuSeconds: must be greater than 0"),
-        ({"cpuSeconds": "60"}, "limits.cpuSeconds: expected integer, got string"),
+        ({"cpuSeconds": "60"}, "limits.cpuSeconds: expected integer or null, got string"),
         ({"cpu": 1}, 'limits.cpu: unknown field (did you mean "cpuSeconds"?)'),
     ],
 )
@@ -1301,6 +1295,12 @@ VALID_CONFIGS = [
     server_json({"type": "websocket", "url": "wss://h/ws"}),
     server_json({"type": "streamable-http", "url": "${BASE_URL}"}, top="servers"),
     '{"servers": {}, "mcpServers": {}, "other": {"anything": 1}}',
+    server_json({"type": "HTTP", "url": "https://h/mcp"}),
+    server_json({"type": "StreamableHttp", "url": "https://h/mcp"}),
+    server_json({"transportType": "sse", "url": "https://h/x"}),
+    server_json({"transport": "stdio", "command": "x"}),
+    server_json({"command": "x", "limits": {"memory": None, "cpuSeconds": None}, "tools": None}),
+    server_json({"command": "x", "requestTimeout": None, "shutdownTimeout": None}),
 ]
 
 INVALID_CONFIGS = [
@@ -1318,6 +1318,22 @@ INVALID_CONFIGS = [
     server_json({"command": "x", "limits": {"memory": "lots"}}),
     server_json({"command": "x", "tools": {"alow": []}}),
     server_json({"command": "x", "priority": 1.5}),
+    server_json({"command": "   "}),
+    server_json({"command": "x", "url": "https://h"}),
+    server_json({"command": "x", "env": {"A=B": "1"}}),
+    server_json({"url": "https://h", "headers": {"Bad Name": "v"}}),
+    server_json({"url": "ftp://h"}),
+    server_json({"type": "sse", "url": "wss://h/x"}),
+    server_json({"type": "websocket", "url": "https://h/x"}),
+    server_json({"url": "https://h", "args": []}),
+    server_json({"command": "x", "dependencies": ["a.b"]}),
+    server_json({"command": "x", "transport": 1}),
+    server_json({"command": "x", "requestTimeout": 0}),
+    server_json({"command": "x", "shutdownTimeout": -0.5}),
+    server_json({"command": "x", "limits": {"memory": 0}}),
+    server_json({"command": "x", "tools": {"deny": [""]}}),
+    '{"inputs": [{"id": "a", "type": "command"}], "servers": {}}',
+    '{"inputs": [{"id": "a", "options": [{"label": "x"}]}], "servers": {}}',
 ]
 
 
@@ -1336,7 +1352,8 @@ def test_schema_mentions_every_server_config_field() -> None:
     }
     for f in dataclasses.fields(ServerConfig):
         if f.name == "name":  # the key: described by propertyNames
-            assert schema["$defs"]["serverMap"]["propertyNames"]["pattern"]
+            assert schema["$defs"]["serverMap"]["propertyNames"] == {"$ref": "#/$defs/serverName"}
+            assert schema["$defs"]["serverName"]["pattern"] == SERVER_NAME_PATTERN
             continue
         if f.name == "line":  # where the entry is, not a field of the file
             continue
@@ -1400,3 +1417,336 @@ def test_schema_agrees_with_reference_validator() -> None:
         assert not errors, (text, errors)
     for text in INVALID_CONFIGS:
         assert not validator.is_valid(_data(text)), text
+
+
+# ---------------------------------------------------------------------------------------
+# Schema-derived errors: the loader validates against schemas/mcp.json.schema.json
+# ---------------------------------------------------------------------------------------
+
+SCHEMA_DOC = """\
+{
+  "inputs": [
+    {"id": "key", "description": "API key", "password": true}
+  ],
+  "servers": {
+    "fs": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "pkg"],
+      "env": {"DEBUG": "1"},
+      "timeout": 45,
+      "limits": {"memory": "512M", "cpuSeconds": 60},
+      "tools": {"allow": ["read_*"]}
+    },
+    "web": {
+      "type": "http",
+      "url": "https://example.com/mcp",
+      "headers": {"Authorization": "Bearer ${input:key}"},
+      "requestTimeout": 10
+    }
+  }
+}
+"""
+
+
+def broken(old: str, new: str) -> str:
+    """SCHEMA_DOC with one line changed (the line number stays the same)."""
+    assert SCHEMA_DOC.count(old) == 1, old
+    return SCHEMA_DOC.replace(old, new)
+
+
+def test_schema_doc_is_valid() -> None:
+    config = load(SCHEMA_DOC, inputs={"key": "k"})
+    assert list(config.servers) == ["fs", "web"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # wrong types nested in args, env, headers
+        (
+            '"args": ["-y", "pkg"]',
+            '"args": ["-y", 8080]',
+            "mcp.json:9: servers.fs.args[1]: expected string, got number",
+        ),
+        (
+            '"env": {"DEBUG": "1"}',
+            '"env": {"DEBUG": 1}',
+            "mcp.json:10: servers.fs.env.DEBUG: expected string, got number (write it in quotes)",
+        ),
+        (
+            '"headers": {"Authorization": "Bearer ${input:key}"}',
+            '"headers": {"Authorization": ["Bearer"]}',
+            "mcp.json:18: servers.web.headers.Authorization: expected string, got array",
+        ),
+        (
+            '"headers": {"Authorization": "Bearer ${input:key}"}',
+            '"headers": {"Auth orization": "x"}',
+            'mcp.json:18: servers.web.headers["Auth orization"]: invalid HTTP header name',
+        ),
+        # the transport keyword
+        (
+            '"type": "http"',
+            '"type": "grpc"',
+            'mcp.json:16: servers.web.type: expected stdio, http, sse or websocket, got "grpc"',
+        ),
+        (
+            '"type": "http"',
+            '"type": true',
+            "mcp.json:16: servers.web.type: expected string, got boolean",
+        ),
+        # unknown fields, at every level the schema closes
+        (
+            '"timeout": 45',
+            '"timeot": 45',
+            'mcp.json:11: servers.fs.timeot: unknown field (did you mean "timeout"?)',
+        ),
+        (
+            '"cpuSeconds": 60',
+            '"cpu_seconds": 60',
+            'mcp.json:12: servers.fs.limits.cpu_seconds: unknown field (did you mean "cpuSeconds"?)',
+        ),
+        (
+            '"tools": {"allow": ["read_*"]}',
+            '"tools": {"allowed": ["read_*"]}',
+            'mcp.json:13: servers.fs.tools.allowed: unknown field (did you mean "allow"?)',
+        ),
+        (
+            '"password": true',
+            '"passwd": true',
+            'mcp.json:3: inputs[0].passwd: unknown field (did you mean "password"?)',
+        ),
+        # server names
+        (
+            '"fs": {',
+            '"fs.local": {',
+            'mcp.json:6: servers["fs.local"]: invalid server name: a name starts with a letter '
+            'and has only letters, digits, "_" and "-" (no dots: the host routes "server.tool" '
+            "on the first dot)",
+        ),
+        # missing fields: the line of the entry that lacks them
+        (
+            '"command": "npx",',
+            '"commmand": "npx",',
+            'mcp.json:8: servers.fs.commmand: unknown field (did you mean "command"?)',
+        ),
+        ('"command": "npx",', "", 'mcp.json:6: servers.fs: a stdio server needs "command"'),
+        (
+            '"url": "https://example.com/mcp",',
+            "",
+            'mcp.json:15: servers.web: a "http" server needs "url"',
+        ),
+        (
+            '"id": "key", ',
+            "",
+            'mcp.json:3: inputs[0]: missing "id"',
+        ),
+        # numbers out of range
+        (
+            '"timeout": 45',
+            '"timeout": 0',
+            "mcp.json:11: servers.fs.timeout: expected a number of seconds greater than 0",
+        ),
+        (
+            '"requestTimeout": 10',
+            '"requestTimeout": -10',
+            "mcp.json:19: servers.web.requestTimeout: expected a number of seconds greater than "
+            "0, or null",
+        ),
+        (
+            '"cpuSeconds": 60',
+            '"cpuSeconds": 0',
+            "mcp.json:12: servers.fs.limits.cpuSeconds: must be greater than 0",
+        ),
+        (
+            '"memory": "512M"',
+            '"memory": "512 potatoes"',
+            f"mcp.json:12: servers.fs.limits.memory: {MEMORY_RULE}",
+        ),
+        # fields of the other kind of server
+        (
+            '"requestTimeout": 10',
+            '"cwd": "/srv"',
+            'mcp.json:19: servers.web.cwd: only applies to stdio servers (this one is "http")',
+        ),
+        (
+            '"url": "https://example.com/mcp",',
+            '"url": "wss://example.com/mcp",',
+            "mcp.json:17: servers.web.url: expected a http:// or https:// URL for a http server",
+        ),
+    ],
+)
+def test_schema_errors_name_line_and_field(old: str, new: str, message: str) -> None:
+    err = error(broken(old, new), inputs={"key": "k"})
+    assert str(err) == message
+    assert err.line == int(message.split(":")[1])
+    assert err.field == message.split(": ")[1]
+    assert err.path == CONFIG_PATH
+    if ".fs" in message or '["fs.' in message:
+        assert err.server in ("fs", "fs.local")
+    elif ".web" in message:
+        assert err.server == "web"
+    else:
+        assert err.server is None
+
+
+def test_first_schema_error_in_document_order() -> None:
+    # The schema finds args[0] (under "properties") before cwd (under "allOf"), and the
+    # second server before the first would not matter either: the file's order decides.
+    text = """\
+    {
+      "mcpServers": {
+        "a": {"command": "x", "timeout": "soon"},
+        "b": {
+          "type": "http",
+          "url": "https://h/mcp",
+          "cwd": "/srv",
+          "args": [1]
+        }
+      }
+    }
+    """
+    assert str(error(text)) == (
+        "mcp.json:3: mcpServers.a.timeout: expected a number of seconds greater than 0, got string"
+    )
+    err = error(text.replace('"timeout": "soon"', '"timeout": 5'))
+    assert str(err) == (
+        'mcp.json:7: mcpServers.b.cwd: only applies to stdio servers (this one is "http")'
+    )
+
+
+def test_unknown_field_is_reported_before_the_missing_one() -> None:
+    # "comand" explains why "command" is missing: the typo is the error shown.
+    err = error('{"mcpServers": {"s": {\n  "type": "stdio",\n  "comand": "npx"\n}}}')
+    assert str(err) == 'mcp.json:3: mcpServers.s.comand: unknown field (did you mean "command"?)'
+
+
+def test_a_field_that_does_not_belong_is_reported_before_its_value() -> None:
+    err = error(server_json({"type": "stdio", "command": "x", "headers": {"A": 1}}))
+    assert str(err).endswith(
+        "mcpServers.s.headers: only applies to http, sse and websocket servers"
+    )
+
+
+def test_odd_keys_in_schema_error_paths() -> None:
+    text = '{"mcpServers": {"s": {"command": "x",\n"env": {"it\'s \\\\ \\"odd\\"": 1}}}}'
+    err = error(text)
+    assert str(err) == (
+        'mcp.json:2: mcpServers.s.env["it\'s \\\\ \\"odd\\""]: expected string, got number '
+        "(write it in quotes)"
+    )
+
+
+def test_schema_messages_never_quote_values() -> None:
+    for fields in (
+        {"type": "http", "url": f"ftp://user:{SECRET}@h"},
+        {"command": "x", "env": {"KEY": [SECRET]}},
+        {"command": "x", "headers": {"Authorization": SECRET}},
+        {"url": "https://h", "headers": {"Authorization": SECRET + "\n"}},
+        {"command": "x", "args": [SECRET], "domains": [SECRET, ""]},
+    ):
+        assert SECRET not in str(error(server_json(fields)))
+
+
+def test_type_aliases_agree_with_the_schema() -> None:
+    from mcphost.config import _TYPE_ALIASES
+
+    for alias in _TYPE_ALIASES:
+        for spelling in (alias, alias.upper(), alias.capitalize()):
+            fields: dict[str, Any] = {"type": spelling}
+            if _TYPE_ALIASES[alias] == "stdio":
+                fields["command"] = "x"
+            else:
+                scheme = "wss" if _TYPE_ALIASES[alias] == "websocket" else "https"
+                fields["url"] = f"{scheme}://h/x"
+            assert one(server_json(fields)).type == _TYPE_ALIASES[alias]
+
+
+@pytest.mark.parametrize(
+    ("with_type", "with_transport"),
+    [
+        ({"type": "sse", "command": "x"}, {"transportType": "sse", "command": "x"}),
+        ({"type": "stdio", "url": "https://h"}, {"transport": "stdio", "url": "https://h"}),
+        ({"type": "stdio"}, {"transport": "stdio"}),
+        ({"type": "websocket"}, {"transportType": "ws"}),
+        ({"command": "x", "url": "https://h"}, {"transportType": "?", "command": "x", "url": "h"}),
+        ({"url": "https://h", "env": {}}, {"transportType": "?", "url": "https://h", "env": {}}),
+        ({"args": []}, {"transportType": "?"}),
+    ],
+)
+def test_transport_spellings_get_the_schema_rules_and_messages(
+    with_type: dict[str, Any], with_transport: dict[str, Any]
+) -> None:
+    # The schema judges entries with "type" or with no type at all; the loader applies the
+    # same rules, with the same words, to a type given by "transport" or "transportType".
+    by_schema = str(error(server_json(with_type))).split(": ", 1)[1]
+    by_loader = str(error(server_json(with_transport))).split(": ", 1)[1]
+    assert by_loader == by_schema
+
+
+def test_the_loader_uses_the_schema_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from mcphost import config as config_mod
+
+    original = config_mod._schema_file()
+    assert original == SCHEMA_PATH  # a source checkout: <repo>/schemas
+    schema = json.loads(original.read_text(encoding="utf-8"))
+    # A rule and a message that exist only in this copy of the file.
+    schema["$defs"]["serverName"]["maxLength"] = 3
+    schema["$defs"]["serverName"]["errorMessage"] = "names have at most 3 characters here"
+    changed = tmp_path / "mcp.json.schema.json"
+    changed.write_text(json.dumps(schema), encoding="utf-8")
+    monkeypatch.setattr(config_mod, "_schema_file", lambda: changed)
+    config_mod._config_schema.cache_clear()
+    try:
+        err = error('{"servers": {\n"abcd": {"command": "x"}}}')
+        assert str(err) == "mcp.json:2: servers.abcd: names have at most 3 characters here"
+        assert list(load('{"servers": {"abc": {"command": "x"}}}').servers) == ["abc"]
+    finally:
+        monkeypatch.undo()
+        config_mod._config_schema.cache_clear()
+    assert list(load('{"servers": {"abcd": {"command": "x"}}}').servers) == ["abcd"]
+
+
+def test_schema_is_compiled_once() -> None:
+    from mcphost import config as config_mod
+
+    first = config_mod._config_schema()
+    load(SCHEMA_DOC, inputs={"key": "k"})
+    config_from_data({"mcpServers": {}}, environ={})
+    assert config_mod._config_schema() is first
+
+
+def test_schema_only_rules() -> None:
+    # No Python code checks these: the schema does.
+    err = error('{"inputs": [{"id": "a", "options": [{"label": 1, "value": "x"}]}], "servers": {}}')
+    assert str(err) == "mcp.json:1: inputs[0].options[0].label: expected string, got number"
+    err = error(server_json({"command": "x", "env": {"A=B": "1"}}))
+    assert str(err).endswith('mcpServers.s.env["A=B"]: invalid environment variable name')
+
+
+def test_required_inputs_validates_against_the_schema() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        required_inputs('{"mcpServers": {"s": {\n"command": 1}}}', path="/x/mcp.json")
+    assert str(info.value) == "mcp.json:2: mcpServers.s.command: expected string, got number"
+
+
+def test_config_from_data_accepts_any_mapping_and_sequence() -> None:
+    from types import MappingProxyType
+
+    data = MappingProxyType({"mcpServers": {"s": {"command": "x", "args": ("a", "b")}}})
+    assert config_from_data(data, environ={}).servers["s"].args == ("a", "b")
+    with pytest.raises(ConfigurationError, match="expected a finite number of seconds"):
+        config_from_data(
+            {"mcpServers": {"s": {"command": "x", "timeout": float("inf")}}}, environ={}
+        )
+
+
+def test_integral_floats_are_integers() -> None:
+    s = one(
+        server_json(
+            {"command": "x", "priority": 2.0, "limits": {"memory": 1024.0, "cpuSeconds": 5.0}}
+        )
+    )
+    assert s.priority == 2 and isinstance(s.priority, int)
+    assert s.limits == Limits(memory_bytes=1024, cpu_seconds=5)
+    assert isinstance(s.limits.cpu_seconds, int)

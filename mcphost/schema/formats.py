@@ -9,6 +9,7 @@ with ``re.ASCII`` so ``\\d`` never accepts non-ASCII digits.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -331,8 +332,11 @@ def _uri_regexes(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return absolute, relative
 
 
-_URI, _URI_REL = _uri_regexes(False)
-_IRI, _IRI_REL = _uri_regexes(True)
+@functools.lru_cache(maxsize=None)
+def _uri_patterns(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # Compiled on first use: these patterns take most of this module's import time, and
+    # most schemas never assert a URI format.
+    return _uri_regexes(iri)
 
 
 def _authority_ok(s: str) -> bool:
@@ -349,22 +353,24 @@ def _authority_ok(s: str) -> bool:
 
 def is_uri(s: str) -> bool:
     """RFC 3986 absolute URI (with optional fragment)."""
-    return _URI.match(s) is not None and _authority_ok(s)
+    return _uri_patterns(False)[0].match(s) is not None and _authority_ok(s)
 
 
 def is_uri_reference(s: str) -> bool:
     """RFC 3986 URI or relative reference."""
-    return (_URI.match(s) is not None or _URI_REL.match(s) is not None) and _authority_ok(s)
+    absolute, relative = _uri_patterns(False)
+    return (absolute.match(s) is not None or relative.match(s) is not None) and _authority_ok(s)
 
 
 def is_iri(s: str) -> bool:
     """RFC 3987 IRI."""
-    return _IRI.match(s) is not None and _authority_ok(s)
+    return _uri_patterns(True)[0].match(s) is not None and _authority_ok(s)
 
 
 def is_iri_reference(s: str) -> bool:
     """RFC 3987 IRI reference."""
-    return (_IRI.match(s) is not None or _IRI_REL.match(s) is not None) and _authority_ok(s)
+    absolute, relative = _uri_patterns(True)
+    return (absolute.match(s) is not None or relative.match(s) is not None) and _authority_ok(s)
 
 
 _VARSPEC = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*(?::[1-9][0-9]{0,3}|\*)?"
