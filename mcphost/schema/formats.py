@@ -332,7 +332,7 @@ def _uri_regexes(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return absolute, relative
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _uri_patterns(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     # Compiled on first use: these patterns take most of this module's import time, and
     # most schemas never assert a URI format.
