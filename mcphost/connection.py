@@ -87,13 +87,15 @@ class _Call:
     """A request waiting for its response."""
 
     __slots__ = (
-        "deadline", "future", "method", "progress", "reset", "rid", "timeout", "timer", "token"
+        "deadline", "future", "method", "progress", "reset", "rid", "task", "timeout", "timer",
+        "token",
     )
 
     def __init__(self, future: asyncio.Future[Any], method: str) -> None:
         self.future = future
         self.method = method
         self.rid: int | str = 0
+        self.task = False  # task-augmented: answered with a CreateTaskResult
         self.timer: asyncio.TimerHandle | None = None
         self.progress: ProgressCallback | None = None
         self.token: int | str | None = None
@@ -138,6 +140,9 @@ class Connection:
         self._deadlines: dict[float, collections.deque[tuple[float, int | str]]] = {}
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = math.inf
+        #: Checks what the server sends against the MCP schemas of the negotiated version
+        #: (a :class:`~mcphost.messages.MessageChecker`); ``None``: nothing is checked.
+        self.checker: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -253,6 +258,8 @@ class Connection:
         call = _Call(future, method)
         calls = self._calls
         rid = call.rid = calls.add(call)
+        if params is not None and "task" in params and self.checker is not None:
+            call.task = True
         if progress is not None:
             params = dict(params) if params else {}
             meta = dict(params.get("_meta") or {})
@@ -473,9 +480,10 @@ class Connection:
                         if call is not None:
                             if call.timer is not None or call.token is not None:
                                 self._forget(call)
-                            future = call.future
-                            if not future.done():
-                                future.set_result(decoded["result"])
+                            if self.checker is not None:
+                                self._resolve_checked(call, decoded["result"])
+                            elif not call.future.done():
+                                call.future.set_result(decoded["result"])
                             return
                 elif "id" not in decoded and type(decoded["method"]) is str:
                     self._on_notification(decoded)
@@ -497,8 +505,7 @@ class Connection:
                 call = self._calls.pop(msg["id"])
                 if call is not None:
                     self._forget(call)
-                    if not call.future.done():
-                        call.future.set_result(msg["result"])
+                    self._resolve_checked(call, msg["result"])
             elif kind == jsonrpc.ERROR:
                 call = self._calls.pop(msg["id"])
                 if call is not None:
@@ -520,6 +527,20 @@ class Connection:
                 self._on_request(msg)
         except ProtocolError as exc:
             self._protocol_error(exc)
+
+    def _resolve_checked(self, call: _Call, result: Any) -> None:
+        future = call.future
+        if future.done():
+            return
+        checker = self.checker
+        if checker is not None:
+            try:
+                checker.result(call.method, result, task=call.task)
+            except ProtocolError as exc:  # strict mode: the caller gets the reason
+                self.stats.protocol_errors += 1
+                future.set_exception(exc)
+                return
+        future.set_result(result)
 
     def _protocol_error(self, exc: ProtocolError) -> None:
         self.stats.protocol_errors += 1
@@ -573,6 +594,13 @@ class Connection:
         self.stats.notifications += 1
         method = msg["method"]
         params = msg.get("params")
+        if self.checker is not None:
+            try:
+                self.checker.notification(method, params)
+            except ProtocolError as exc:  # strict mode: the notification is not acted on
+                self.stats.protocol_errors += 1
+                logger.warning("%s: dropped: %s", self.name, exc.message)
+                return
         if type(params) is not dict:
             params = {}
         if method == "notifications/progress":
@@ -615,6 +643,13 @@ class Connection:
             self.transport.send(dumps(jsonrpc.response(rid, {})))
             return
         params = msg.get("params")
+        if self.checker is not None:
+            try:
+                self.checker.request(method, params)
+            except ProtocolError as exc:  # strict mode: refused, the reason in the reply
+                self.stats.protocol_errors += 1
+                self._reply_error(rid, jsonrpc.INVALID_PARAMS, exc.message)
+                return
         if type(params) is not dict:
             params = {}
         if self.on_request is None:

@@ -125,6 +125,12 @@ class MCPHost:
         validate_output: what a ``structuredContent`` that does not match the tool's
             ``outputSchema`` does: ``"error"`` (raise ``ValidationError``), ``"warn"``
             (log once per tool and return the result) or ``"off"``.
+        validate_messages: what the host does with a message from a server that does not
+            match the MCP schema of the negotiated version (results of the host's
+            requests, the server's requests and notifications): ``"strict"`` (a result
+            raises ``ProtocolError`` naming the field; a request is refused with -32602; a
+            notification is dropped), ``"lenient"`` (log a warning once per server,
+            kind and method, and use the message if it is still usable) or ``"off"``.
     """
 
     def __init__(
@@ -142,6 +148,7 @@ class MCPHost:
         client_info: Mapping[str, Any] | None = None,
         handle_signals: bool = True,
         validate_output: str = "error",
+        validate_messages: str = "lenient",
     ) -> None:
         self._config_source = config
         self._roots: list[Root] = _normalise_roots(roots or [])
@@ -151,6 +158,12 @@ class MCPHost:
                 f"validate_output must be 'error', 'warn' or 'off', not {validate_output!r}"
             )
         self.validate_output = validate_output
+        if validate_messages not in ("strict", "lenient", "off"):
+            raise ConfigurationError(
+                "validate_messages must be 'strict', 'lenient' or 'off', not "
+                f"{validate_messages!r}"
+            )
+        self.validate_messages = validate_messages
         self.request_timeout = request_timeout
         self.shutdown_timeout = shutdown_timeout
         self.max_message_size = max_message_size
@@ -281,6 +294,7 @@ class MCPHost:
                 on_notification=self._on_notification,
                 on_exit=self._on_server_exit,
                 on_listed=self._on_listed,
+                validate_messages=self.validate_messages,
             )
 
     def _new_session(self) -> Session:

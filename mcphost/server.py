@@ -68,8 +68,10 @@ class ServerHandle:
         on_listed: Callable[[ServerHandle, tuple[str, ...]], None],
         refresh_delay: float = 0.02,
         transport_factory: Callable[[ServerConfig], Transport] | None = None,
+        validate_messages: str = "lenient",
     ) -> None:
         self.name = config.name
+        self.validate_messages = validate_messages
         self.config = config
         self.state = "disabled" if not config.enabled else "stopped"
         self.environ = environ
@@ -185,6 +187,15 @@ class ServerHandle:
             session.accept_initialize_result(result)
         except ProtocolError as exc:
             raise ProtocolError(exc.message, server=self.name) from None
+        if self.validate_messages != "off":
+            # Imported here: the schemas cost nothing to a host that never checks messages.
+            from .messages import MessageChecker
+
+            checker = MessageChecker(
+                self.name, str(session.protocol_version), self.validate_messages, logger
+            )
+            checker.result("initialize", result)
+            conn.checker = checker
         conn.notify("notifications/initialized")
         await self.discover()
         self._ready = True
