@@ -143,6 +143,10 @@ class Connection:
         #: Checks what the server sends against the MCP schemas of the negotiated version
         #: (a :class:`~mcphost.messages.MessageChecker`); ``None``: nothing is checked.
         self.checker: Any = None
+        #: Pass progress notifications on to ``on_notification`` too (the host sets this
+        #: while the application has ``on_progress`` handlers; per-call callbacks are
+        #: called by the connection either way).
+        self.forward_progress = True
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -238,7 +242,6 @@ class Connection:
         self,
         method: str,
         params: dict[str, Any] | None = None,
-        *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         reset_timeout_on_progress: bool = False,
@@ -262,7 +265,8 @@ class Connection:
             call.task = True
         if progress is not None:
             params = dict(params) if params else {}
-            meta = dict(params.get("_meta") or {})
+            old_meta = params.get("_meta")
+            meta = dict(old_meta) if old_meta else {}
             meta["progressToken"] = rid
             params["_meta"] = meta
             call.progress = progress
@@ -478,12 +482,18 @@ class Connection:
                     if "result" in decoded and "error" not in decoded:
                         call = self._calls.pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
                         if call is not None:
-                            if call.timer is not None or call.token is not None:
-                                self._forget(call)
-                            if self.checker is not None:
-                                self._resolve_checked(call, decoded["result"])
-                            elif not call.future.done():
-                                call.future.set_result(decoded["result"])
+                            if call.timer is not None:
+                                call.timer.cancel()
+                                call.timer = None
+                            if call.token is not None:
+                                self._progress.pop(call.token, None)
+                            future = call.future
+                            if not future.done():
+                                checker = self.checker
+                                if checker is None:
+                                    future.set_result(decoded["result"])
+                                else:
+                                    self._resolve_checked(call, decoded["result"])
                             return
                 elif "id" not in decoded and type(decoded["method"]) is str:
                     self._on_notification(decoded)
@@ -594,9 +604,10 @@ class Connection:
         self.stats.notifications += 1
         method = msg["method"]
         params = msg.get("params")
-        if self.checker is not None:
+        checker = self.checker
+        if checker is not None:
             try:
-                self.checker.notification(method, params)
+                checker.notification(method, params)
             except ProtocolError as exc:  # strict mode: the notification is not acted on
                 self.stats.protocol_errors += 1
                 logger.warning("%s: dropped: %s", self.name, exc.message)
@@ -606,7 +617,18 @@ class Connection:
         if method == "notifications/progress":
             call = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
             if call is not None:
-                self._on_progress(call, params)
+                if call.reset:
+                    self._push_deadline(call)
+                callback = call.progress
+                if callback is not None:
+                    try:
+                        outcome = callback(params)
+                        if outcome is not None and inspect.isawaitable(outcome):
+                            asyncio.get_running_loop().create_task(_swallow(outcome, self.name))
+                    except Exception:
+                        logger.exception("%s: progress callback failed", self.name)
+            if not self.forward_progress:
+                return
         elif method == "notifications/cancelled":
             task = self._serving.get(params.get("requestId"))  # type: ignore[arg-type]
             if task is not None:
@@ -618,21 +640,14 @@ class Connection:
             except Exception:
                 logger.exception("%s: notification handler failed for %s", self.name, method)
 
-    def _on_progress(self, call: _Call, params: dict[str, Any]) -> None:
+    def _push_deadline(self, call: _Call) -> None:
+        """Progress arrived on a call that resets its timeout: restart the clock, capped by
+        the call's hard maximum."""
         loop = self._loop
-        if call.reset and call.timer is not None and loop is not None and call.token is not None:
+        if call.timer is not None and loop is not None and call.token is not None:
             call.timer.cancel()
             delay = min(call.timeout, call.deadline - loop.time())
             call.timer = loop.call_later(max(delay, 0.0), self._on_timeout, call.token)
-        callback = call.progress
-        if callback is None:
-            return
-        try:
-            outcome = callback(params)
-            if outcome is not None and inspect.isawaitable(outcome) and loop is not None:
-                loop.create_task(_swallow(outcome, self.name))
-        except Exception:
-            logger.exception("%s: progress callback failed", self.name)
 
     def _on_request(self, msg: dict[str, Any]) -> None:
         self.stats.server_requests += 1

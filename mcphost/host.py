@@ -296,6 +296,7 @@ class MCPHost:
                 on_listed=self._on_listed,
                 validate_messages=self.validate_messages,
             )
+            self._servers[name].set_forward_progress(bool(self._progress_handlers))
 
     def _new_session(self) -> Session:
         return Session(client_info=self._client_info, capabilities_for=self._capabilities_for)
@@ -490,7 +491,9 @@ class MCPHost:
         if route is None or route.generation != route.handle.tools_generation:
             route = self._route_tool(name)
         handle = route.handle
-        conn = handle.require_ready()
+        conn = handle.connection
+        if handle.state != "ready" or conn is None:
+            conn = handle.require_ready()  # raises, saying why
         if type(params) is dict:
             arguments = params
         else:
@@ -518,13 +521,8 @@ class MCPHost:
         stats = route.stats
         started = time.perf_counter()
         try:
-            call = conn.start_request(
-                "tools/call",
-                request,
-                timeout=timeout,
-                progress=progress,
-                reset_timeout_on_progress=reset_timeout_on_progress,
-                max_timeout=max_timeout,
+            call = conn.start_request(  # positional: this is the hot path
+                "tools/call", request, timeout, progress, reset_timeout_on_progress, max_timeout
             )
             try:
                 if conn.transport.needs_drain():
@@ -549,7 +547,7 @@ class MCPHost:
                 server=handle.name,
             )
         is_error = result.get("isError") is True
-        stats.record(elapsed, is_error=is_error)
+        stats.record_result(elapsed, is_error)
         if route.has_output and not is_error and self.validate_output != "off":
             self._check_output(handle, route.tool, result)
         return cast(CallToolResult, result)
@@ -819,6 +817,8 @@ class MCPHost:
     def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
         """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
         self._progress_handlers.append(handler)
+        for handle in self._servers.values():
+            handle.set_forward_progress(True)
 
     def on_event(self, handler: EventHandler) -> None:
         """Receive host events: ``{"type", "server", "data"}``.
@@ -869,16 +869,17 @@ class MCPHost:
 
     def _on_notification(self, handle: ServerHandle, method: str, params: JSONObject) -> None:
         name = handle.name
-        if method == "notifications/message":
+        if method == "notifications/progress":  # first: one may come with every call
+            if self._progress_handlers:
+                for progress_handler in list(self._progress_handlers):
+                    _call_handler(progress_handler, (name, params), "on_progress handler")
+        elif method == "notifications/message":
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
             handle_log = logging.getLogger(f"mcphost.server.{name}")
             if handle_log.isEnabledFor(level):
                 handle_log.log(level, "%s", params.get("data"))
             for log_handler in list(self._log_handlers):
                 _call_handler(log_handler, (name, params), "on_log handler")
-        elif method == "notifications/progress":
-            for progress_handler in list(self._progress_handlers):
-                _call_handler(progress_handler, (name, params), "on_progress handler")
         elif method == "notifications/resources/updated":
             self._emit({"type": "resource_updated", "server": name, "data": params})
         elif method == "notifications/elicitation/complete":

@@ -48,6 +48,18 @@ class CallStats:
         if timeout:
             self.timeouts += 1
 
+    def record_result(self, seconds: float, is_error: bool) -> None:
+        """:meth:`record` for a call that got a result (the hot path: no keywords)."""
+        self.calls += 1
+        self.total += seconds
+        if seconds < self.min:
+            self.min = seconds
+        if seconds > self.max:
+            self.max = seconds
+        self.recent.append(seconds)
+        if is_error:
+            self.is_errors += 1
+
     def snapshot(self) -> dict[str, Any]:
         ordered = sorted(self.recent)
 

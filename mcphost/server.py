@@ -72,6 +72,7 @@ class ServerHandle:
     ) -> None:
         self.name = config.name
         self.validate_messages = validate_messages
+        self._forward_progress = False
         self.config = config
         self.state = "disabled" if not config.enabled else "stopped"
         self.environ = environ
@@ -178,6 +179,7 @@ class ServerHandle:
             on_notification=self._notified,
             on_closed=self._closed,
         )
+        conn.forward_progress = self._forward_progress
         self.connection = conn
         conn.start()
         session = self.session
@@ -303,6 +305,12 @@ class ServerHandle:
             for kind, items in zip(wanted, lists):
                 self._publish(kind, items)
             self._on_listed(self, tuple(wanted))
+
+    def set_forward_progress(self, forward: bool) -> None:
+        """Whether progress notifications reach the host (it has ``on_progress`` handlers)."""
+        self._forward_progress = forward
+        if self.connection is not None:
+            self.connection.forward_progress = forward
 
     # -- connection callbacks -------------------------------------------------------------
 

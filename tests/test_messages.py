@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mcphost import messages
 from mcphost.errors import ProtocolError, ValidationError
 from mcphost.messages import KINDS, MODES, VERSIONS, MessageChecker, known_methods, outgoing_errors
 from mcphost.session import Session, client_capabilities
@@ -862,3 +863,55 @@ def test_importing_mcphost_does_not_import_messages() -> None:
     code = "import sys, mcphost; print('mcphost.messages' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- the fast acceptance paths never accept what the schemas refuse ----------------------
+
+_CALL_RESULTS: list[Any] = [
+    {"content": []},
+    {"content": [{"type": "text", "text": "x"}]},
+    {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": ""}], "isError": True},
+    {"content": [{"type": "text", "text": "x"}], "isError": "yes"},
+    {"content": [{"type": "text", "text": 5}]},
+    {"content": [{"type": "text"}]},
+    {"content": [{"type": "image", "text": "x"}]},
+    {"content": [{"type": "text", "text": "x", "annotations": 5}]},
+    {"content": [{"type": "text", "text": "x"}], "structuredContent": [1]},
+    {"content": [{"type": "text", "text": "x"}], "_meta": 5},
+    {"content": [["text"]]},
+    {"content": {"type": "text", "text": "x"}},
+    {"isError": False},
+    [],
+    None,
+]
+_PROGRESS: list[Any] = [
+    {"progressToken": 1, "progress": 1},
+    {"progressToken": "t", "progress": 0.5, "total": 2, "message": "half"},
+    {"progressToken": True, "progress": 1},
+    {"progressToken": 1.5, "progress": 1},
+    {"progressToken": None, "progress": 1},
+    {"progressToken": 1, "progress": "1"},
+    {"progressToken": 1, "progress": 1, "total": "2"},
+    {"progressToken": 1, "progress": 1, "message": 3},
+    {"progressToken": 1, "progress": 1, "_meta": 5},
+    {"progressToken": 1},
+    {"progress": 1},
+    [],
+    None,
+]
+
+
+@pytest.mark.parametrize("version", messages.VERSIONS)
+def test_fast_paths_agree_with_the_schemas(version: str) -> None:
+    fast_accepted = 0
+    for result in _CALL_RESULTS:
+        if messages._plain_call_result(result):
+            fast_accepted += 1
+            assert not messages._schema_errors(version, "server_result", "tools/call", result)
+    for params in _PROGRESS:
+        if messages._plain_progress(params):
+            fast_accepted += 1
+            assert not messages._schema_errors(
+                version, "server_notification", "notifications/progress", params
+            )
+    assert fast_accepted == 5
