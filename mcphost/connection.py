@@ -691,6 +691,17 @@ class Connection:
             return
         finally:
             self._serving.pop(rid, None)
+        checker = self.checker
+        if checker is not None:
+            problem = checker.reply(method, result)
+            if problem is not None:
+                # Never send a malformed answer: the server gets an error saying why, the
+                # application's developer gets the same in the log.
+                logger.error("%s: not sent, the answer is not valid MCP: %s", self.name, problem)
+                self._reply_error(
+                    rid, jsonrpc.INTERNAL_ERROR, f"the client's answer was invalid: {problem}"
+                )
+                return
         if self._closed is None:
             try:
                 self.transport.send(dumps(jsonrpc.response(rid, result)))

@@ -131,13 +131,15 @@ class MCPHost:
             raises ``ProtocolError`` naming the field; a request is refused with -32602; a
             notification is dropped), ``"lenient"`` (log a warning once per server,
             kind and method, and use the message if it is still usable) or ``"off"``.
+            Unless it is off, the host also checks the answers of the application's
+            handlers (sampling, elicitation) and sends an error instead of a malformed one.
     """
 
     def __init__(
         self,
         config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
         *,
-        roots: Iterable[str | Root] | None = None,
+        roots: Iterable[str | os.PathLike[str] | Root] | None = None,
         validate_arguments: bool = True,
         request_timeout: float = 60.0,
         shutdown_timeout: float = 10.0,
@@ -892,7 +894,7 @@ class MCPHost:
 
     # -- client-initiated utilities (issue: the whole client side) ------------------------
 
-    async def set_roots(self, roots: Iterable[str | Root]) -> None:
+    async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
         """Replace the roots and send ``notifications/roots/list_changed`` to every server."""
         self._roots = _normalise_roots(roots)
         for handle in self._servers.values():
@@ -986,9 +988,11 @@ class MCPHost:
         self._emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
 
 
-def _normalise_roots(roots: Iterable[str | Root]) -> list[Root]:
+def _normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:
     out: list[Root] = []
     for root in roots:
+        if isinstance(root, os.PathLike):
+            root = os.fspath(root)
         if isinstance(root, str):
             uri = root if "://" in root else Path(root).resolve().as_uri()
             out.append({"uri": uri, "name": os.path.basename(root.rstrip("/")) or root})

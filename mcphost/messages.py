@@ -176,6 +176,7 @@ class MessageChecker:
         "_logger",
         "_notifications",
         "_off",
+        "_replies",
         "_requests",
         "_results",
         "_strict",
@@ -207,6 +208,7 @@ class MessageChecker:
         self._task_results: dict[str, schema.Validator | None] = {}
         self._requests: dict[str, schema.Validator | None] = {}
         self._notifications: dict[str, schema.Validator | None] = {}
+        self._replies: dict[str, schema.Validator | None] = {}
 
     def result(self, method: str, result: Any, *, task: bool = False) -> None:
         """Check the result of a request the host made.
@@ -240,6 +242,27 @@ class MessageChecker:
         self._check(
             self._notifications, "server_notification", method, {} if params is None else params
         )
+
+    def reply(self, method: str, result: Any) -> str | None:
+        """What is wrong with ``result``, the host's answer to the server's ``method``
+        request, or ``None`` when it is well-formed (or not checked: off mode, a method
+        without a result schema).
+
+        The host never sends a malformed answer: with a problem it replies with an error
+        instead, whatever the mode other than off.
+        """
+        if self._off:
+            return None
+        validator = self._replies.get(method)
+        if validator is None:
+            if method in self._replies:
+                return None
+            validator = self._replies[method] = _validator(self.version, "client_result", method)
+            if validator is None:
+                return None
+        if validator.is_valid(result):
+            return None
+        return f"{method} result: {_first_error(validator, result).message}"
 
     def _check(
         self, cache: dict[str, schema.Validator | None], kind: str, method: str, instance: Any

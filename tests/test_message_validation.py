@@ -143,3 +143,33 @@ async def test_malformed_tool_list_fails_start_in_strict_only(caplog: pytest.Log
 def test_unknown_mode_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="validate_messages"):
         MCPHost(fake_config(a=fake(SPEC)), validate_messages="loose")
+
+
+GOOD_SAMPLING_TOOL = {
+    "name": "ask_ok", "inputSchema": OBJ,
+    "behavior": {"request": {"method": "sampling/createMessage",
+                             "params": {"messages": [], "maxTokens": 5}}},
+}
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+async def test_a_malformed_answer_from_the_application_is_never_sent(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = host_for(mode, {"tools": [GOOD_SAMPLING_TOOL]})
+    host.on_sampling(lambda server, params: {"role": "assistant", "model": "m"})  # no content
+    async with host:
+        result = await host.call_tool("a.ask_ok", {})
+    error = result["structuredContent"]["error"]
+    assert error["code"] == -32603
+    assert "sampling/createMessage result" in error["message"] and "content" in error["message"]
+    assert any(r.levelno == logging.ERROR and "not valid MCP" in r.getMessage()
+               for r in caplog.records)
+
+
+async def test_off_sends_the_applications_answer_as_it_is() -> None:
+    host = host_for("off", {"tools": [GOOD_SAMPLING_TOOL]})
+    host.on_sampling(lambda server, params: {"role": "assistant", "model": "m"})
+    async with host:
+        result = await host.call_tool("a.ask_ok", {})
+    assert result["structuredContent"]["response"] == {"role": "assistant", "model": "m"}

@@ -971,6 +971,8 @@ class FakeServer:
                 if params is not None:
                     msg["params"] = params
                 lines.append(dumps(msg))
+        for rid, req in zip(ids, reqs):
+            self.record({"event": "request", "id": rid, "method": str(req.get("method"))})
         self.write_raw(lines)
 
         def done() -> bool:

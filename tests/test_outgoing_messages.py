@@ -1,0 +1,154 @@
+"""Everything the host sends is well-formed for the negotiated protocol version.
+
+For each version the host speaks, a fake server that answers with that version records every
+message it receives while the host goes through every client feature: the handshake,
+discovery, tool calls with progress, a timeout and a caller's cancellation (both send
+``notifications/cancelled``), prompts, resources, templates, subscriptions, completions,
+log levels, roots changes, answers to the server's own requests (roots, sampling,
+elicitation, ping) and, on 2025-11-25, tasks. Each recorded message is checked against the
+MCP schemas of that version (``mcphost.messages.outgoing_errors``), which agree with the
+published schemas (see ``schemas/mcp/README.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ECHO_TOOL, fake, fake_config, wait_for
+
+from mcphost import MCPHost
+from mcphost.errors import TimeoutError
+from mcphost.messages import VERSIONS, outgoing_errors
+from mcphost.session import version_at_least
+
+OBJ = {"type": "object"}
+SAMPLING = {"method": "sampling/createMessage",
+            "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                       "maxTokens": 16}}
+ELICITATION = {"method": "elicitation/create",
+               "params": {"message": "Your name?",
+                          "requestedSchema": {"type": "object",
+                                              "properties": {"name": {"type": "string"}},
+                                              "required": ["name"]}}}
+
+
+def spec_for(version: str, record: Path) -> dict[str, Any]:
+    asks: list[dict[str, Any]] = [{"method": "roots/list"}, SAMPLING, {"method": "ping"}]
+    if version_at_least(version, "2025-06-18"):
+        asks.append(ELICITATION)
+    tools: list[dict[str, Any]] = [
+        ECHO_TOOL,
+        {"name": "work", "inputSchema": OBJ, "behavior": {"progress": 2, "echo": True}},
+        {"name": "slow", "inputSchema": OBJ, "behavior": {"delay": 30}},
+        {"name": "ask", "inputSchema": OBJ, "behavior": {"request": asks}},
+    ]
+    spec: dict[str, Any] = {
+        "protocolVersion": version,
+        "record": str(record),
+        "tools": tools,
+        "prompts": [{"name": "greet", "arguments": [{"name": "who", "required": True}],
+                     "messages": [{"role": "user",
+                                   "content": {"type": "text", "text": "hi {who}"}}]}],
+        "resources": [{"uri": "file:///a.txt", "name": "a", "text": "A"}],
+        "resourceTemplates": [{"uriTemplate": "file:///t/{x}", "name": "t", "text": "T {x}"}],
+        "completions": {"greet": {"who": ["world", "web"]}},
+        "onInitialized": [{"method": "roots/list"}],
+    }
+    if version_at_least(version, "2025-11-25"):
+        tools.append({"name": "job", "inputSchema": OBJ,
+                      "execution": {"taskSupport": "optional"},
+                      "behavior": {"delay": 0.05, "echo": True}})
+        tools.append({"name": "forever", "inputSchema": OBJ,
+                      "execution": {"taskSupport": "optional"}, "behavior": {"hang": True}})
+        spec["taskPollInterval"] = 10
+    return spec
+
+
+async def exercise(host: MCPHost, version: str, tmp_path: Path) -> None:
+    await host.call_tool("a.echo", {"text": "x"}, meta={"trace": "t-1"})
+    steps: list[Any] = []
+    await host.call_tool("a.work", {}, progress=steps.append)
+    assert len(steps) == 2
+    with pytest.raises(TimeoutError):
+        await host.call_tool("a.slow", {}, timeout=0.2)
+    cancelled = asyncio.ensure_future(host.call_tool("a.slow", {}))
+    await asyncio.sleep(0.1)
+    cancelled.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await cancelled
+    answers = await host.call_tool("a.ask", {})
+    assert "error" not in json.dumps(answers["structuredContent"]), answers
+    await host.get_prompt("a.greet", {"who": "you"})
+    await host.get_resource("file:///a.txt")
+    await host.get_resource("file:///t/7")
+    await host.subscribe_resource("file:///a.txt")
+    await host.unsubscribe_resource("file:///a.txt")
+    await host.set_log_level("a", "warning")
+    await host.complete({"type": "ref/prompt", "name": "a.greet"}, {"name": "who", "value": "w"},
+                        {"arguments": {}})
+    await host.set_roots([tmp_path / "elsewhere"])
+    if version_at_least(version, "2025-11-25"):
+        job = await host.call_tool("a.job", {"n": 1}, task=True)
+        await job
+        forever = await host.call_tool("a.forever", {}, task=True)
+        await forever.refresh()
+        await forever.cancel()
+        await host.list_tasks("a")
+
+
+def recorded(record: Path) -> tuple[list[dict[str, Any]], dict[Any, str]]:
+    messages: list[dict[str, Any]] = []
+    asked: dict[Any, str] = {}  # id of a request the server sent -> its method
+    for line in record.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if entry.get("event") == "request":
+            asked[entry["id"]] = entry["method"]
+        elif "event" not in entry:
+            messages.append(entry)
+    return messages, asked
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    host = MCPHost(fake_config(a=fake(spec_for(version, record))), roots=[tmp_path],
+                   validate_messages="strict")
+    host.on_sampling(lambda server, params: {
+        "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"})
+    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async with host:
+        assert host.get_tools()["a"]["protocolVersion"] == version
+        await exercise(host, version, tmp_path)
+        # The cancellation notifications were sent after their calls gave up: wait for them.
+        assert await wait_for(lambda: sum(
+            m.get("method") == "notifications/cancelled" for m in recorded(record)[0]) >= 2)
+
+    messages, asked = recorded(record)
+    problems = []
+    for message in messages:
+        method = asked.get(message.get("id")) if "method" not in message else None
+        for problem in outgoing_errors(version, message, method):
+            problems.append(f"{problem}\n    in {json.dumps(message)[:300]}")
+    assert not problems, "\n".join(problems)
+
+    sent = {m["method"] for m in messages if "method" in m}
+    expected = {
+        "initialize", "notifications/initialized", "tools/list", "prompts/list",
+        "resources/list", "resources/templates/list", "tools/call", "prompts/get",
+        "resources/read", "resources/subscribe", "resources/unsubscribe", "logging/setLevel",
+        "completion/complete", "notifications/cancelled", "notifications/roots/list_changed",
+    }
+    if version_at_least(version, "2025-11-25"):
+        expected |= {"tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}
+    assert expected <= sent, expected - sent
+    answered = {asked[m["id"]] for m in messages if "method" not in m and m.get("id") in asked}
+    want = {"roots/list", "sampling/createMessage", "ping"}
+    if version_at_least(version, "2025-06-18"):
+        want.add("elicitation/create")
+    assert want <= answered, want - answered
+    assert all("result" in m for m in messages if "method" not in m)  # nothing was refused
