@@ -33,23 +33,15 @@ class CallStats:
 
     def record(self, seconds: float, *, error: str | None = None, is_error: bool = False,
                timeout: bool = False) -> None:
-        self.calls += 1
-        self.total += seconds
-        if seconds < self.min:
-            self.min = seconds
-        if seconds > self.max:
-            self.max = seconds
-        self.recent.append(seconds)
+        self.record_result(seconds, is_error)
         if error is not None:
             self.errors += 1
             self.last_error = error
-        if is_error:
-            self.is_errors += 1
         if timeout:
             self.timeouts += 1
 
     def record_result(self, seconds: float, is_error: bool) -> None:
-        """:meth:`record` for a call that got a result (the hot path: no keywords)."""
+        """One call that got a result (the hot path: no keywords)."""
         self.calls += 1
         self.total += seconds
         if seconds < self.min:

@@ -76,15 +76,18 @@ async def test_off_checks_nothing(caplog: pytest.LogCaptureFixture) -> None:
     assert not warnings_about(caplog, "tools/call result")
 
 
-async def test_strict_refuses_a_malformed_server_request() -> None:
-    asked: list[dict[str, Any]] = []
-
+def sampler(asked: list[dict[str, Any]]) -> Any:
     def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
         asked.append(params)
         return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
 
+    return sampling
+
+
+async def test_strict_refuses_a_malformed_server_request() -> None:
+    asked: list[dict[str, Any]] = []
     host = host_for("strict")
-    host.on_sampling(sampling)
+    host.on_sampling(sampler(asked))
     async with host:
         result = await host.call_tool("a.ask", {})
     answer = result["structuredContent"]
@@ -98,13 +101,8 @@ async def test_strict_refuses_a_malformed_server_request() -> None:
 async def test_lenient_passes_a_malformed_server_request_on(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     asked: list[dict[str, Any]] = []
-
-    def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
-        asked.append(params)
-        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
-
     host = host_for("lenient")
-    host.on_sampling(sampling)
+    host.on_sampling(sampler(asked))
     async with host:
         result = await host.call_tool("a.ask", {})
     assert "response" in result["structuredContent"]
