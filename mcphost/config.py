@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from mcphost.errors import ConfigurationError, ValidationError
 from mcphost.jsonpos import Document, JSONPath, display_name, format_path, loads
+from mcphost.jsonrpc import json_kind
 
 if TYPE_CHECKING:
     from mcphost.schema import Validator
@@ -386,22 +387,6 @@ def parse_memory(value: int | str) -> int:
     return size
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
-
-
 def _suggest(key: str, known: Sequence[str]) -> str:
     norm = key.lower().replace("_", "").replace("-", "")
     for candidate in known:
@@ -616,7 +601,7 @@ class _SchemaCheck:
             refuses_all = negated == {} or negated is True
             return [_Problem(path, custom or "is not allowed here", presence=refuses_all)]
         if keyword == "type":
-            got = _json_type(value)
+            got = json_kind(value)
             if custom:
                 return [_Problem(path, f"{custom}, got {got}")]
             message = f"expected {self.describe_type(owner)}, got {got}"
@@ -648,7 +633,7 @@ class _SchemaCheck:
             if path and path[-1] in _KEYWORD_FIELDS:
                 return f", got {json.dumps(value, ensure_ascii=False)}"
             return ""
-        return f", got {_json_type(value)}"
+        return f", got {json_kind(value)}"
 
     def describe_type(self, owner: Mapping[str, Any]) -> str:
         kinds = owner.get("type")

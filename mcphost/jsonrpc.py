@@ -33,6 +33,7 @@ __all__ = [
     "loads",
     "classify",
     "split_batch",
+    "json_kind",
     "request",
     "notification",
     "response",
@@ -91,19 +92,19 @@ def classify(msg: Any) -> int:
     exactly one of ``result`` and ``error``.
     """
     if type(msg) is not dict:
-        raise ProtocolError(f"message is not a JSON object (got {_kind(msg)})")
+        raise ProtocolError(f"message is not a JSON object (got {json_kind(msg)})")
     if msg.get("jsonrpc") != "2.0":
         raise ProtocolError(f"message has jsonrpc={msg.get('jsonrpc')!r}, expected '2.0'")
     method = msg.get("method")
     if method is not None:
         if type(method) is not str:
-            raise ProtocolError(f"message method is {_kind(method)}, expected string")
+            raise ProtocolError(f"message method is {json_kind(method)}, expected string")
         if "id" not in msg:
             return NOTIFICATION
         _check_id(msg["id"])
         params = msg.get("params")
         if params is not None and type(params) is not dict and type(params) is not list:
-            raise ProtocolError(f"request {method!r} has params of type {_kind(params)}")
+            raise ProtocolError(f"request {method!r} has params of type {json_kind(params)}")
         return REQUEST
     if "id" not in msg:
         raise ProtocolError("message has neither 'method' nor 'id'")
@@ -130,7 +131,8 @@ def _check_id(request_id: Any) -> None:
         raise ProtocolError(f"request id {request_id!r} is not a string or integer")
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON type name of a decoded value, for messages (``null``, ``number``...)."""
     if value is None:
         return "null"
     if isinstance(value, bool):

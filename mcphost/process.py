@@ -315,6 +315,6 @@ def _group_has_live_member(pgid: int) -> bool:
             continue  # exited meanwhile, or not ours to read
         # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             return True
     return False

@@ -28,8 +28,9 @@ ECHO_TOOL = {
 }
 
 
-def group_alive(pgid: int) -> bool:
-    """Does any process (zombies excluded) remain in process group ``pgid``?"""
+def _process_table() -> list[tuple[int, str, int, int]]:
+    """(pid, state, ppid, pgrp) of every process in /proc."""
+    table = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -39,27 +40,22 @@ def group_alive(pgid: int) -> bool:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state not in ("Z", "X"):
-            return True
-    return False
+        table.append((int(entry), fields[0], int(fields[1]), int(fields[2])))
+    return table
+
+
+def group_alive(pgid: int) -> bool:
+    """Does any process (zombies excluded) remain in process group ``pgid``?"""
+    return any(pgrp == pgid and state not in ("Z", "X") for _, state, _, pgrp in _process_table())
 
 
 def descendants(pid: int) -> list[int]:
     """Live (non-zombie) descendants of ``pid`` from the process table."""
     children: dict[int, list[int]] = {}
     states: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry))
-        states[int(entry)] = fields[0]
+    for child, state, parent, _ in _process_table():
+        children.setdefault(parent, []).append(child)
+        states[child] = state
     out: list[int] = []
     todo = [pid]
     while todo:
