@@ -490,10 +490,15 @@ class Connection:
                             future = call.future
                             if not future.done():
                                 checker = self.checker
+                                result = decoded["result"]
                                 if checker is None:
-                                    future.set_result(decoded["result"])
+                                    future.set_result(result)
                                 else:
-                                    self._resolve_checked(call, decoded["result"])
+                                    plain = checker.plain_results.get(call.method)
+                                    if plain is not None and not call.task and plain(result):
+                                        future.set_result(result)
+                                    else:
+                                        self._resolve_checked(call, result)
                             return
                 elif "id" not in decoded and type(decoded["method"]) is str:
                     self._on_notification(decoded)
@@ -606,8 +611,10 @@ class Connection:
         params = msg.get("params")
         checker = self.checker
         if checker is not None:
+            plain = checker.plain_notifications.get(method)
             try:
-                checker.notification(method, params)
+                if plain is None or not plain(params):
+                    checker.notification(method, params)
             except ProtocolError as exc:  # strict mode: the notification is not acted on
                 self.stats.protocol_errors += 1
                 logger.warning("%s: dropped: %s", self.name, exc.message)

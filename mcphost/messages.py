@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urljoin
@@ -182,6 +182,8 @@ class MessageChecker:
         "_strict",
         "_task_results",
         "mode",
+        "plain_notifications",
+        "plain_results",
         "server",
         "version",
     )
@@ -209,6 +211,15 @@ class MessageChecker:
         self._requests: dict[str, schema.Validator | None] = {}
         self._notifications: dict[str, schema.Validator | None] = {}
         self._replies: dict[str, schema.Validator | None] = {}
+        #: Per method, a quick test that accepts the plainest valid form (a sufficient
+        #: condition, never a necessary one). Callers on a hot path try it first and call
+        #: :meth:`result` / :meth:`notification` only when it says no.
+        self.plain_results: dict[str, Callable[[Any], bool]] = (
+            {} if self._off else {"tools/call": _plain_call_result}
+        )
+        self.plain_notifications: dict[str, Callable[[Any], bool]] = (
+            {} if self._off else {"notifications/progress": _plain_progress}
+        )
 
     def result(self, method: str, result: Any, *, task: bool = False) -> None:
         """Check the result of a request the host made.
@@ -219,8 +230,6 @@ class MessageChecker:
             task: the request was task-augmented and answered with a ``CreateTaskResult``.
         """
         if self._off:
-            return
-        if method == "tools/call" and not task and _plain_call_result(result):
             return
         if task:
             self._check(self._task_results, "server_task_result", method, result)
@@ -236,8 +245,6 @@ class MessageChecker:
     def notification(self, method: str, params: Any) -> None:
         """Check the params of a notification the server sent (``None`` when absent)."""
         if self._off:
-            return
-        if method == "notifications/progress" and _plain_progress(params):
             return
         self._check(
             self._notifications, "server_notification", method, {} if params is None else params
