@@ -162,7 +162,8 @@ def _type_of(schema: Any) -> str:
         return "enum"
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
-            return "|".join(_type_of(s) for s in schema[key])
+            # dict.fromkeys: each alternative once, in order ("string|string" says nothing)
+            return "|".join(dict.fromkeys(_type_of(s) for s in schema[key]))
     return "any"
 
 

@@ -78,11 +78,12 @@ def test_render_handles_odd_schemas() -> None:
     caps = {"s": {"state": "ready", "protocolVersion": "2025-11-25", "serverInfo": None, "tools": [
         {"name": "t", "inputSchema": {"type": "object", "properties": {
             "a": {"type": ["string", "null"]}, "b": {"type": "array", "items": {"type": "integer"}},
-            "c": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "d": {"enum": [1, 2]}, "e": {}},
+            "c": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "d": {"enum": [1, 2]}, "e": {},
+            "f": {"anyOf": [{"type": "string", "enum": ["pd"]}, {"type": "string", "pattern": "x"}]}},
             "required": ["a"]}}], "prompts": [], "resources": [], "resourceTemplates": [
         {"uriTemplate": "x://{a}", "name": "tpl"}]}}
     out = render_inspect(caps)
-    assert "s.t(a: string|null, b?: array[integer], c?: string|number, d?: enum, e?: any)" in out
+    assert "s.t(a: string|null, b?: array[integer], c?: string|number, d?: enum, e?: any, f?: string)" in out
     assert "x://{a}" in out
 
 
