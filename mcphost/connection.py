@@ -479,7 +479,8 @@ class Connection:
             # classifier; anything unusual takes the full path through _handle.
             if decoded.get("jsonrpc") == "2.0":
                 if "method" not in decoded:
-                    if "result" in decoded and "error" not in decoded:
+                    # Three members with "result" among them: an id and no "error".
+                    if "result" in decoded and (len(decoded) == 3 or "error" not in decoded):
                         call = self._calls.pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
                         if call is not None:
                             if call.timer is not None:

@@ -87,8 +87,8 @@ _EMPTY: Final[list[Any]] = []
 class _ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "stats", "task_support", "tool",
-                 "validator")
+    __slots__ = ("generation", "handle", "has_output", "name", "plain", "stats", "task_support",
+                 "tool", "validator")
 
     def __init__(self, handle: ServerHandle, name: str, tool: dict[str, Any]) -> None:
         self.handle = handle
@@ -100,6 +100,8 @@ class _ToolRoute:
         execution = tool.get("execution")
         self.task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
         self.stats = handle.metrics.tool(name)
+        #: Neither an outputSchema to check nor a task it must run as.
+        self.plain = not self.has_output and self.task_support != "required"
 
 
 class MCPHost:
@@ -509,15 +511,15 @@ class MCPHost:
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
         if meta:
             request["_meta"] = dict(meta)
-        support = route.task_support
-        if task and support == "forbidden":
-            # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
-            raise RoutingError(
-                f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
-                server=handle.name,
-            )
-        if task or support == "required":
-            return await self._call_as_task(handle, conn, request, task, timeout)
+        if task or not route.plain:  # else the common case: nothing about tasks to decide
+            if task and route.task_support == "forbidden":
+                # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+                raise RoutingError(
+                    f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
+                    server=handle.name,
+                )
+            if task or route.task_support == "required":
+                return await self._call_as_task(handle, conn, request, task, timeout)
         if progress is None and self._progress_handlers:
             progress = _ignore  # the application's on_progress handlers still hear it
         stats = route.stats
@@ -550,7 +552,7 @@ class MCPHost:
             )
         is_error = result.get("isError") is True
         stats.record_result(elapsed, is_error)
-        if route.has_output and not is_error and self.validate_output != "off":
+        if not route.plain and route.has_output and not is_error and self.validate_output != "off":
             self._check_output(handle, route.tool, result)
         return cast(CallToolResult, result)
 
