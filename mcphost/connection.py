@@ -701,7 +701,8 @@ class Connection:
             self._serving.pop(rid, None)
         checker = self.checker
         if checker is not None:
-            problem = checker.reply(method, result)
+            as_task = isinstance(params.get("task"), dict) and isinstance(result, dict) and "task" in result
+            problem = checker.reply(method, result, task=as_task)
             if problem is not None:
                 # Never send a malformed answer: the server gets an error saying why, the
                 # application's developer gets the same in the log.

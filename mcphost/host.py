@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from . import jsonrpc
+from .client_tasks import TASK_METHODS
 from .errors import (
     ConfigurationError,
     MCPHostError,
@@ -37,6 +38,7 @@ from .errors import (
     ValidationError,
 )
 from .framing import DEFAULT_MAX_SIZE
+from .jsonrpc import RpcError
 from .server import ServerHandle
 from .session import Session, client_capabilities
 from .tasks import TaskHandle
@@ -70,17 +72,9 @@ _LOG_LEVELS: Final = {
 _live_hosts: weakref.WeakSet[MCPHost] = weakref.WeakSet()
 
 
-class _RpcError(Exception):
-    """Raised by request handlers to answer the server with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-
 _ROUTE_CACHE: Final = 4096
+# Server requests the host can run as client-side tasks (2025-11-25).
+_TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
 _EMPTY: Final[list[Any]] = []
 
 
@@ -313,6 +307,7 @@ class MCPHost:
             sampling_tools=self._sampling_tools,
             elicitation_form=self._elicitation is not None and self._elicitation_form,
             elicitation_url=self._elicitation is not None and self._elicitation_url,
+            task_requests=True,
             extra=self._extra_capabilities,
         )
 
@@ -847,11 +842,25 @@ class MCPHost:
     async def _serve_request(self, handle: ServerHandle, method: str, params: JSONObject) -> Any:
         session = handle.session
         if not session.accepts_server_request(method):
-            raise _RpcError(
+            raise RpcError(
                 jsonrpc.METHOD_NOT_FOUND,
                 f"{method} is not available: the client did not declare that capability "
                 f"(protocol {session.protocol_version})",
             )
+        tasks = handle.client_tasks
+        if method in TASK_METHODS and tasks is not None:
+            return await tasks.handle(method, params)
+        if (
+            isinstance(params.get("task"), dict)
+            and method in _TASK_CAPABLE
+            and "tasks" in session.client_caps
+            and tasks is not None
+        ):
+            # Run as a task the server follows: answered now, the handler runs on.
+            return tasks.create(method, params, lambda: self._answer(handle, method, params))
+        return await self._answer(handle, method, params)
+
+    async def _answer(self, handle: ServerHandle, method: str, params: JSONObject) -> Any:
         if method == "roots/list":
             if self._roots_handler is not None:
                 roots = await _maybe_await(self._roots_handler(handle.name))
@@ -859,16 +868,16 @@ class MCPHost:
             return {"roots": [dict(r) for r in self._roots]}
         if method == "sampling/createMessage" and self._sampling is not None:
             if (params.get("tools") or params.get("toolChoice")) and not self._sampling_tools:
-                raise _RpcError(jsonrpc.INVALID_PARAMS, "this client does not support tools in sampling")
+                raise RpcError(jsonrpc.INVALID_PARAMS, "this client does not support tools in sampling")
             return await _maybe_await(self._sampling(handle.name, params))
         if method == "elicitation/create" and self._elicitation is not None:
             mode = params.get("mode", "form")
             if (mode == "url" and not self._elicitation_url) or (mode == "form" and not self._elicitation_form):
-                raise _RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
+                raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
             return await _maybe_await(self._elicitation(handle.name, params))
         cb = self._callback
         if cb is None:
-            raise _RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
         return await _maybe_await(cb(handle.name, method, params))
 
     def _on_notification(self, handle: ServerHandle, method: str, params: JSONObject) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "classify",
     "split_batch",
     "json_kind",
+    "RpcError",
     "request",
     "notification",
     "response",
@@ -82,6 +83,16 @@ except ImportError:  # pragma: no cover - exercised in CI's no-orjson run
     def loads(data: bytes | str) -> Any:
         """Decode JSON text; raises ``ValueError`` when it is not JSON."""
         return _json_loads(data)
+
+
+class RpcError(Exception):
+    """Raised by a handler of a server's request to answer it with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
 
 
 def classify(msg: Any) -> int:

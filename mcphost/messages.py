@@ -59,6 +59,7 @@ KINDS: Final = (
     "client_request",
     "client_notification",
     "client_result",  # result the client returns to a server request
+    "client_task_result",  # CreateTaskResult: the client runs a server's request as a task
 )
 _LABEL: Final = {
     "server_result": "result",
@@ -68,6 +69,7 @@ _LABEL: Final = {
     "client_request": "params",
     "client_notification": "params",
     "client_result": "result",
+    "client_task_result": "task result",
 }
 _BASE_URI: Final = "https://mcphost.dev/schemas/mcp/"
 # Spec §A.4: batches exist only in 2025-03-26; an error response may lack its id (when the
@@ -210,7 +212,7 @@ class MessageChecker:
         self._task_results: dict[str, schema.Validator | None] = {}
         self._requests: dict[str, schema.Validator | None] = {}
         self._notifications: dict[str, schema.Validator | None] = {}
-        self._replies: dict[str, schema.Validator | None] = {}
+        self._replies: dict[tuple[str, str], schema.Validator | None] = {}
         #: Per method, a quick test that accepts the plainest valid form (a sufficient
         #: condition, never a necessary one). Callers on a hot path try it first and call
         #: :meth:`result` / :meth:`notification` only when it says no.
@@ -250,7 +252,7 @@ class MessageChecker:
             self._notifications, "server_notification", method, {} if params is None else params
         )
 
-    def reply(self, method: str, result: Any) -> str | None:
+    def reply(self, method: str, result: Any, *, task: bool = False) -> str | None:
         """What is wrong with ``result``, the host's answer to the server's ``method``
         request, or ``None`` when it is well-formed (or not checked: off mode, a method
         without a result schema).
@@ -260,16 +262,18 @@ class MessageChecker:
         """
         if self._off:
             return None
-        validator = self._replies.get(method)
+        kind = "client_task_result" if task else "client_result"
+        key = (kind, method)
+        validator = self._replies.get(key)
         if validator is None:
-            if method in self._replies:
+            if key in self._replies:
                 return None
-            validator = self._replies[method] = _validator(self.version, "client_result", method)
+            validator = self._replies[key] = _validator(self.version, kind, method)
             if validator is None:
                 return None
         if validator.is_valid(result):
             return None
-        return f"{method} result: {_first_error(validator, result).message}"
+        return f"{method} {_LABEL[kind]}: {_first_error(validator, result).message}"
 
     def _check(
         self, cache: dict[str, schema.Validator | None], kind: str, method: str, instance: Any
@@ -362,7 +366,9 @@ def _schema_errors(version: str, kind: str, method: str, instance: Any) -> list[
     return [f"{method} {_LABEL[kind]}: {e.message}" for e in validator.iter_errors(instance)]
 
 
-def outgoing_errors(version: str, message: Any, method: str | None = None) -> list[str]:
+def outgoing_errors(
+    version: str, message: Any, method: str | None = None, *, task: bool = False
+) -> list[str]:
     """Every problem in a JSON-RPC message the host sends, for protocol ``version``.
 
     Args:
@@ -371,6 +377,7 @@ def outgoing_errors(version: str, message: Any, method: str | None = None) -> li
             batch, allowed only in 2025-03-26).
         method: for a response, the method of the server request it answers; without it
             only the envelope of a response is checked.
+        task: that request was task-augmented (the answer is a ``CreateTaskResult``).
 
     Returns:
         Readable problems (an empty list when the message is well-formed), e.g.
@@ -383,7 +390,7 @@ def outgoing_errors(version: str, message: Any, method: str | None = None) -> li
         if not message:
             problems.append("$: a batch must not be empty")
         for i, item in enumerate(message):
-            problems += [f"[{i}] {p}" for p in outgoing_errors(version, item, method)]
+            problems += [f"[{i}] {p}" for p in outgoing_errors(version, item, method, task=task)]
         return problems
     if not isinstance(message, dict):
         return ["$: a JSON-RPC message must be an object"]
@@ -411,7 +418,8 @@ def outgoing_errors(version: str, message: Any, method: str | None = None) -> li
         if not has_id:
             problems.append("$: a response needs the id of its request")
         if method is not None:
-            problems += _schema_errors(version, "client_result", method, message["result"])
+            kind = "client_task_result" if task else "client_result"
+            problems += _schema_errors(version, kind, method, message["result"])
         elif not isinstance(message["result"], dict):
             problems.append("$.result: must be an object")
         return problems

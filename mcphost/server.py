@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from .client_tasks import ClientTasks
 from .connection import Connection
 from .errors import (
     ConfigurationError,
@@ -73,6 +74,8 @@ class ServerHandle:
         self.name = config.name
         self.validate_messages = validate_messages
         self._forward_progress = False
+        #: Tasks this server asked the host to run (task-augmented sampling/elicitation).
+        self.client_tasks: ClientTasks | None = None
         self.config = config
         self.state = "disabled" if not config.enabled else "stopped"
         self.environ = environ
@@ -181,6 +184,7 @@ class ServerHandle:
         )
         conn.forward_progress = self._forward_progress
         self.connection = conn
+        self.client_tasks = ClientTasks(self.name, conn.notify)
         conn.start()
         session = self.session
         params = session.initialize_params()
@@ -356,6 +360,8 @@ class ServerHandle:
             refresher.cancel()
             with contextlib.suppress(BaseException):
                 await refresher
+        if self.client_tasks is not None:
+            self.client_tasks.close()
         conn = self.connection
         if conn is not None:
             await conn.aclose(self.shutdown_timeout)

@@ -61,6 +61,7 @@ def client_capabilities(
     sampling_tools: bool = False,
     elicitation_form: bool = False,
     elicitation_url: bool = False,
+    task_requests: bool = False,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``ClientCapabilities`` to declare for ``version``: only what the host honours.
@@ -72,11 +73,12 @@ def client_capabilities(
         sampling_tools: that handler accepts ``tools``/``toolChoice`` (2025-11-25+).
         elicitation_form: an elicitation handler accepts form mode (2025-06-18+).
         elicitation_url: it accepts URL mode (2025-11-25+).
+        task_requests: the host runs task-augmented sampling and elicitation requests as
+            tasks the server follows (2025-11-25+): ``tasks`` is declared with ``list``,
+            ``cancel`` and ``requests`` for each of the two the application serves.
         extra: merged last (e.g. ``experimental``).
 
-    The client-side ``tasks`` capability (2025-11-25) is never declared: it would promise
-    that the host runs sampling and elicitation as tasks the server polls, which it does
-    not. Tasks the host creates on servers need no client capability.
+    Tasks the host creates on servers (``tools/call`` as a task) need no client capability.
     """
     caps: dict[str, Any] = {}
     if roots:
@@ -97,6 +99,14 @@ def client_capabilities(
         elif elicitation_form:
             # 2025-06-18 knows only form mode, declared as an empty object.
             caps["elicitation"] = {}
+    if task_requests and version_at_least(version, "2025-11-25"):
+        requests: dict[str, Any] = {}
+        if "sampling" in caps:
+            requests["sampling"] = {"createMessage": {}}
+        if "elicitation" in caps:
+            requests["elicitation"] = {"create": {}}
+        if requests:
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
     if extra:
         caps.update(extra)
     return caps
@@ -237,4 +247,6 @@ class Session:
             return "sampling" in self.client_caps
         if method == "elicitation/create":
             return self.has_elicitation and "elicitation" in self.client_caps
+        if method.startswith("tasks/"):
+            return "tasks" in self.client_caps
         return True  # anything else goes to the application's generic callback

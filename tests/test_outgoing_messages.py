@@ -65,6 +65,11 @@ def spec_for(version: str, record: Path) -> dict[str, Any]:
                       "behavior": {"delay": 0.05, "echo": True}})
         tools.append({"name": "forever", "inputSchema": OBJ,
                       "execution": {"taskSupport": "optional"}, "behavior": {"hang": True}})
+        # The server asks the host to run its requests as tasks, and follows them.
+        tools.append({"name": "ask_task", "inputSchema": OBJ, "behavior": {"requestTask": {
+            "method": "sampling/createMessage", "params": SAMPLING["params"], "list": True}}})
+        tools.append({"name": "ask_cancel", "inputSchema": OBJ, "behavior": {"requestTask": {
+            "method": "elicitation/create", "params": ELICITATION["params"], "cancel": True}}})
         spec["taskPollInterval"] = 10
     return spec
 
@@ -99,15 +104,17 @@ async def exercise(host: MCPHost, version: str, tmp_path: Path) -> None:
         await forever.refresh()
         await forever.cancel()
         await host.list_tasks("a")
+        await host.call_tool("a.ask_task", {})
+        await host.call_tool("a.ask_cancel", {})
 
 
-def recorded(record: Path) -> tuple[list[dict[str, Any]], dict[Any, str]]:
+def recorded(record: Path) -> tuple[list[dict[str, Any]], dict[Any, tuple[str, bool]]]:
     messages: list[dict[str, Any]] = []
-    asked: dict[Any, str] = {}  # id of a request the server sent -> its method
+    asked: dict[Any, tuple[str, bool]] = {}  # id of a server request -> (method, as a task)
     for line in record.read_text(encoding="utf-8").splitlines():
         entry = json.loads(line)
         if entry.get("event") == "request":
-            asked[entry["id"]] = entry["method"]
+            asked[entry["id"]] = (entry["method"], entry["task"])
         elif "event" not in entry:
             messages.append(entry)
     return messages, asked
@@ -120,7 +127,12 @@ async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_pa
                    validate_messages="strict")
     host.on_sampling(lambda server, params: {
         "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"})
-    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async def elicit(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        if "task" in params:
+            await asyncio.sleep(10)  # still running when the server cancels the task
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    host.on_elicitation(elicit)
     async with host:
         assert host.get_tools()["a"]["protocolVersion"] == version
         await exercise(host, version, tmp_path)
@@ -131,8 +143,10 @@ async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_pa
     messages, asked = recorded(record)
     problems = []
     for message in messages:
-        method = asked.get(message.get("id")) if "method" not in message else None
-        for problem in outgoing_errors(version, message, method):
+        method, as_task = asked.get(message.get("id"), (None, False))
+        if "method" in message:
+            method, as_task = None, False
+        for problem in outgoing_errors(version, message, method, task=as_task):
             problems.append(f"{problem}\n    in {json.dumps(message)[:300]}")
     assert not problems, "\n".join(problems)
 
@@ -147,8 +161,15 @@ async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_pa
         expected |= {"tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}
     assert expected <= sent, expected - sent
     answered = {asked[m["id"]] for m in messages if "method" not in m and m.get("id") in asked}
-    want = {"roots/list", "sampling/createMessage", "ping"}
+    want = {("roots/list", False), ("sampling/createMessage", False), ("ping", False)}
     if version_at_least(version, "2025-06-18"):
-        want.add("elicitation/create")
+        want.add(("elicitation/create", False))
+    if version_at_least(version, "2025-11-25"):
+        want |= {("sampling/createMessage", True), ("elicitation/create", True),
+                 ("tasks/get", False), ("tasks/list", False), ("tasks/cancel", False),
+                 ("tasks/result", False)}
     assert want <= answered, want - answered
-    assert all("result" in m for m in messages if "method" not in m)  # nothing was refused
+    # Nothing was refused, except the result of the task the server itself cancelled.
+    refused = [asked[m["id"]] for m in messages if "error" in m]
+    expected_refused = [("tasks/result", False)] if version_at_least(version, "2025-11-25") else []
+    assert refused == expected_refused, refused

@@ -859,6 +859,10 @@ class FakeServer:
             if call.cancelled:
                 return None
             structured = {"responses": answers} if isinstance(reqs, list) else answers[0]
+        if b.get("requestTask") is not None:
+            structured = self._request_task(dict(b["requestTask"]), call)
+            if call.cancelled:
+                return None
         if b.get("exit") is not None:
             if b.get("stderr") is not None:
                 self._stderr_write(b["stderr"])
@@ -894,6 +898,38 @@ class FakeServer:
         if tool.get("outputSchema") is not None:
             result["structuredContent"] = args
         return ("result", result)
+
+    def _request_task(self, spec: Msg, call: Call) -> Msg:
+        """Ask the client to run a request as a task (2025-11-25), then follow it.
+
+        ``spec``: ``{method, params?, ttl?, cancel?, list?}``. Returns what happened:
+        ``created`` (the client's answer), ``statuses`` (each polled status), ``cancel`` /
+        ``list`` answers when asked for, and ``outcome`` (the ``tasks/result`` answer).
+        """
+        params = dict(spec.get("params") or {})
+        params["task"] = {"ttl": spec["ttl"]} if "ttl" in spec else {}
+        created = self.request_client([{"method": spec["method"], "params": params}], call)[0]
+        out: Msg = {"created": created}
+        task = (created.get("response") or {}).get("task")
+        if not isinstance(task, dict) or call.cancelled:
+            return out
+        ident = {"taskId": task.get("taskId")}
+        if spec.get("cancel"):
+            out["cancel"] = self.request_client([{"method": "tasks/cancel", "params": ident}], call)[0]
+        statuses: list[JSON] = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not call.cancelled:
+            got = self.request_client([{"method": "tasks/get", "params": ident}], call)[0]
+            status = (got.get("response") or {}).get("status")
+            statuses.append(status)
+            if status in TERMINAL or status is None:
+                break
+            time.sleep(0.02)
+        out["statuses"] = statuses
+        if spec.get("list"):
+            out["list"] = self.request_client([{"method": "tasks/list"}], call)[0]
+        out["outcome"] = self.request_client([{"method": "tasks/result", "params": ident}], call)[0]
+        return out
 
     def _emit_log(self, call: Call, entry: Msg) -> None:
         level = str(entry.get("level", "info"))
@@ -972,7 +1008,10 @@ class FakeServer:
                     msg["params"] = params
                 lines.append(dumps(msg))
         for rid, req in zip(ids, reqs):
-            self.record({"event": "request", "id": rid, "method": str(req.get("method"))})
+            params = req.get("params")
+            as_task = isinstance(params, dict) and isinstance(params.get("task"), dict)
+            self.record({"event": "request", "id": rid, "method": str(req.get("method")),
+                         "task": as_task})
         self.write_raw(lines)
 
         def done() -> bool:

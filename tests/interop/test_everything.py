@@ -7,7 +7,10 @@ Found on this machine: server-everything 2026.8.31 (serverInfo ``mcp-servers/eve
 ``toggle-subscriber-updates``, ``get-structured-content``, ``get-resource-links``,
 ``get-resource-reference``, ``get-annotated-message``, ``get-tiny-image``,
 ``gzip-file-as-resource``, ``get-env`` and the task tool ``simulate-research-query`` with
-``execution.taskSupport: "required"``); no audio tool. The capability-dependent tools are
+``execution.taskSupport: "required"``); no audio tool. Because the host declares that it
+runs task-augmented sampling and elicitation, the server also offers
+``trigger-sampling-request-async`` and ``trigger-elicitation-request-async``, which follow
+the host's client-side tasks. The capability-dependent tools are
 registered after ``notifications/initialized``, which the server announces with a burst of
 ``notifications/tools/list_changed``.
 
@@ -180,6 +183,39 @@ async def test_sampling(everything: tuple[MCPHost, Recorder]) -> None:
     [text] = texts(result)
     assert text.startswith("LLM sampling result:")
     assert json.loads(text.split(":", 1)[1]) == rec.sampling_reply
+
+
+async def test_sampling_as_a_client_task(everything: tuple[MCPHost, Recorder]) -> None:
+    # The host declares tasks.requests.sampling.createMessage, so the server offers this tool:
+    # it asks for sampling as a task, polls the host's tasks/get, then fetches tasks/result.
+    host, rec = everything
+    rec.sampling_reply = {"role": "assistant", "model": "test-model-2",
+                          "content": {"type": "text", "text": "run as a task"}}
+    result = await host.call_tool(f"{SERVER}.trigger-sampling-request-async",
+                                  {"prompt": "background?", "maxTokens": 7}, timeout=60)
+    [text] = texts(result)
+    assert text.startswith("[COMPLETED]"), text
+    [(server, params)] = rec.sampling
+    assert server == SERVER and params["maxTokens"] == 7 and "task" in params
+    task_id = re.search(r"Task created: (\S+)", text)
+    assert task_id is not None
+    final = json.loads(text.split("**Result:**", 1)[1])
+    assert final["content"] == rec.sampling_reply["content"]
+    assert final["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id.group(1)}
+
+
+async def test_elicitation_as_a_client_task(everything: tuple[MCPHost, Recorder]) -> None:
+    host, rec = everything
+    rec.elicitation_reply = {"action": "accept", "content": {"name": "Ada Lovelace"}}
+    result = await host.call_tool(f"{SERVER}.trigger-elicitation-request-async", {}, timeout=60)
+    status, inputs, _ = texts(result)
+    assert status.startswith("[COMPLETED]"), status
+    assert "- Name: Ada Lovelace" in inputs
+    raw = raw_result(result)
+    assert raw["action"] == "accept" and raw["content"] == {"name": "Ada Lovelace"}
+    assert "io.modelcontextprotocol/related-task" in raw["_meta"]
+    [(_, params)] = rec.elicitation
+    assert "task" in params and "name" in params["requestedSchema"]["properties"]
 
 
 async def test_form_elicitation_accept_and_decline(everything: tuple[MCPHost, Recorder]) -> None:
