@@ -264,11 +264,10 @@ class Connection:
         if params is not None and "task" in params and self.checker is not None:
             call.task = True
         if progress is not None:
-            params = dict(params) if params else {}
-            old_meta = params.get("_meta")
-            meta = dict(old_meta) if old_meta else {}
-            meta["progressToken"] = rid
-            params["_meta"] = meta
+            # A copy with the token in _meta: the caller's params are not touched.
+            old_meta = params.get("_meta") if params else None
+            meta = {**old_meta, "progressToken": rid} if old_meta else {"progressToken": rid}
+            params = {**params, "_meta": meta} if params else {"_meta": meta}
             call.progress = progress
             call.token = rid
             self._progress[rid] = call
@@ -501,9 +500,11 @@ class Connection:
                                     else:
                                         self._resolve_checked(call, result)
                             return
-                elif "id" not in decoded and type(decoded["method"]) is str:
-                    self._on_notification(decoded)
-                    return
+                elif "id" not in decoded:
+                    method = decoded["method"]
+                    if type(method) is str:
+                        self._on_notification(method, decoded.get("params"))
+                        return
             self._handle(decoded)
             return
         try:
@@ -538,7 +539,7 @@ class Connection:
                             )
                         )
             elif kind == jsonrpc.NOTIFICATION:
-                self._on_notification(msg)
+                self._on_notification(msg["method"], msg.get("params"))
             else:
                 self._on_request(msg)
         except ProtocolError as exc:
@@ -606,10 +607,8 @@ class Connection:
                     )
                 )
 
-    def _on_notification(self, msg: dict[str, Any]) -> None:
+    def _on_notification(self, method: str, params: Any) -> None:
         self.stats.notifications += 1
-        method = msg["method"]
-        params = msg.get("params")
         checker = self.checker
         if checker is not None:
             plain = checker.plain_notifications.get(method)
@@ -623,7 +622,7 @@ class Connection:
         if type(params) is not dict:
             params = {}
         if method == "notifications/progress":
-            call = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            call = self._progress.get(params.get("progressToken"))
             if call is not None:
                 if call.reset:
                     self._push_deadline(call)
@@ -638,7 +637,7 @@ class Connection:
             if not self.forward_progress:
                 return
         elif method == "notifications/cancelled":
-            task = self._serving.get(params.get("requestId"))  # type: ignore[arg-type]
+            task = self._serving.get(params.get("requestId"))
             if task is not None:
                 task.cancel()
         handler = self.on_notification
