@@ -139,7 +139,9 @@ async def _call(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"arguments are not valid JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise ConfigurationError("arguments must be a JSON object")
-    host = await _started_host(args.config)
+    # Only the server called (and what it depends on) is started.
+    server = args.tool.partition(".")[0] if "." in args.tool else None
+    host = await _started_host(args.config, servers=[server] if server else None)
     try:
         result = await host.call_tool(args.tool, arguments, timeout=args.timeout)
     finally:

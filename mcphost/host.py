@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import dataclasses
 import inspect
 import logging
 import os
@@ -129,6 +130,9 @@ class MCPHost:
             kind and method, and use the message if it is still usable) or ``"off"``.
             Unless it is off, the host also checks the answers of the application's
             handlers (sampling, elicitation) and sends an error instead of a malformed one.
+        servers: start only these servers of the configuration (and the servers they
+            depend on); the others are listed as disabled. An unknown name is a
+            ``RoutingError`` raised by :meth:`initialize`.
     """
 
     def __init__(
@@ -147,8 +151,10 @@ class MCPHost:
         handle_signals: bool = True,
         validate_output: str = "error",
         validate_messages: str = "lenient",
+        servers: Iterable[str] | None = None,
     ) -> None:
         self._config_source = config
+        self._only = None if servers is None else tuple(servers)
         self._roots: list[Root] = _normalise_roots(roots or [])
         self.validate_arguments = validate_arguments
         if validate_output not in ("error", "warn", "off"):
@@ -220,7 +226,7 @@ class MCPHost:
         if source is None:
             source = "mcp.json"
         try:
-            self.config = await self._load_config(source)
+            self.config = self._select(await self._load_config(source))
             self._build_handles()
             self._install_signal_handler()
             _live_hosts.add(self)
@@ -277,6 +283,29 @@ class MCPHost:
             if value is not None:
                 values[spec.id] = str(value)
         return values
+
+    def _select(self, config: Any) -> Any:
+        """The configuration with every server outside ``servers=`` (and their
+        dependencies) disabled."""
+        if self._only is None:
+            return config
+        known = config.servers
+        unknown = [name for name in self._only if name not in known]
+        if unknown:
+            listed = ", ".join(known) or "none"
+            raise RoutingError(f"unknown server {unknown[0]!r} (servers: {listed})")
+        keep: set[str] = set()
+        todo = list(self._only)
+        while todo:
+            name = todo.pop()
+            if name not in keep:
+                keep.add(name)
+                todo.extend(known[name].dependencies)
+        servers = {
+            name: cfg if name in keep else dataclasses.replace(cfg, enabled=False)
+            for name, cfg in known.items()
+        }
+        return dataclasses.replace(config, servers=servers)
 
     def _build_handles(self) -> None:
         for name, cfg in self.config.servers.items():

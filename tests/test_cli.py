@@ -57,6 +57,17 @@ def test_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(result["content"][0]["text"]) == {"text": "hi"}
 
 
+def test_call_starts_only_the_server_it_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # "broken" would fail to start: calling demo does not start it, so the call succeeds.
+    cfg = fake_config(demo=fake({"tools": [ECHO_TOOL]}),
+                      broken=fake(exitAtStart=1, stderr="Error: API key is required"))
+    path = write_config(tmp_path, cfg)
+    assert main(["call", "--config", str(path), "demo.echo", '{"text": "hi"}']) == 0
+    assert json.loads(json.loads(capsys.readouterr().out)["content"][0]["text"]) == {"text": "hi"}
+    assert main(["call", "--config", str(path), "nowhere.echo", "{}"]) == 1
+    assert "unknown server 'nowhere' (servers: demo, broken)" in capsys.readouterr().err
+
+
 def test_errors_are_one_line_and_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
     assert main(["call", "--config", str(path), "demo.nope", "{}"]) == 1

@@ -530,3 +530,19 @@ def wait_for_sync(predicate: Any, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return predicate()
+
+
+async def test_start_only_some_servers_and_their_dependencies() -> None:
+    server = fake({"tools": [ECHO_TOOL]})
+    cfg = {"mcpServers": {
+        "base": server,
+        "app": {**server, "dependencies": ["base"]},
+        "other": fake(exitAtStart=1),  # would fail the whole start if it were started
+    }}
+    async with MCPHost(cfg, servers=["app"]) as host:
+        states = {name: info["state"] for name, info in host.get_tools().items()}
+        assert states == {"base": "ready", "app": "ready", "other": "disabled"}
+        assert (await host.call_tool("app.echo", {"text": "x"}))["content"]
+    with pytest.raises(RoutingError, match="unknown server 'nope'"):
+        async with MCPHost(cfg, servers=["nope"]):
+            pass
