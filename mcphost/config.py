@@ -37,7 +37,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from mcphost.errors import ConfigurationError, ValidationError
 from mcphost.jsonpos import Document, JSONPath, display_name, format_path, loads
@@ -127,20 +127,19 @@ _SUSPICIOUS_TIMEOUT = 3600.0
 # ---------------------------------------------------------------------------------------
 
 
-class _FrozenDict(Mapping[str, str]):
-    """An immutable, hashable ``str -> str`` mapping whose repr hides the values.
+_V = TypeVar("_V")
 
-    Used for ``env`` and ``headers``: they often hold tokens, and a ``ServerConfig`` ends
-    up in logs and tracebacks through its repr.
-    """
+
+class _FrozenMap(Mapping[str, _V]):
+    """An immutable, hashable mapping that keeps the order it was given."""
 
     __slots__ = ("_data", "_hash")
 
-    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
-        self._data: dict[str, str] = dict(items)
+    def __init__(self, items: Iterable[tuple[str, _V]] = ()) -> None:
+        self._data: dict[str, _V] = dict(items)
         self._hash: int | None = None
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> _V:
         return self._data[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -150,6 +149,7 @@ class _FrozenDict(Mapping[str, str]):
         return len(self._data)
 
     def __hash__(self) -> int:
+        # Order-free, like the equality Mapping defines.
         if self._hash is None:
             self._hash = hash(frozenset(self._data.items()))
         return self._hash
@@ -158,6 +158,19 @@ class _FrozenDict(Mapping[str, str]):
         if isinstance(other, Mapping):
             return dict(self._data.items()) == dict(other.items())
         return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+
+class _FrozenDict(_FrozenMap[str]):
+    """A frozen ``str -> str`` mapping whose repr hides the values.
+
+    Used for ``env`` and ``headers``: they often hold tokens, and a ``ServerConfig`` ends
+    up in logs and tracebacks through its repr.
+    """
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return "{" + ", ".join(f"{k!r}: '***'" for k in self._data) + "}"
@@ -317,6 +330,11 @@ class HostConfig:
     path: str | None = None
     inputs: tuple[InputSpec, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        # Read-only even when built in code from a dict (or by dataclasses.replace).
+        if not isinstance(self.servers, _FrozenMap):
+            object.__setattr__(self, "servers", _FrozenMap(self.servers.items()))
 
     def start_order(self) -> list[list[str]]:
         """Group the enabled servers in dependency layers.
@@ -933,7 +951,7 @@ class _Loader:
             servers[name] = self.load_server(top, name, raw)
         self.check_dependencies(servers, entries)
         return HostConfig(
-            servers=_ReadOnlyServers(servers),
+            servers=_FrozenMap(servers.items()),
             path=self.path,
             inputs=tuple(self.declared_inputs.values()),
             notes=tuple(self.notes),
@@ -1313,35 +1331,6 @@ class _Loader:
                     state[node] = 2
                     stack.pop()
                     trail.pop()
-
-
-class _ReadOnlyServers(Mapping[str, ServerConfig]):
-    """The servers of a :class:`HostConfig`: read-only, file order, hashable."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: dict[str, ServerConfig]) -> None:
-        self._data = data
-
-    def __getitem__(self, key: str) -> ServerConfig:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._data.items()))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return dict(self._data.items()) == dict(other.items())
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return repr(self._data)
 
 
 # ---------------------------------------------------------------------------------------

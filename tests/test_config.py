@@ -1750,3 +1750,15 @@ def test_integral_floats_are_integers() -> None:
     assert s.priority == 2 and isinstance(s.priority, int)
     assert s.limits == Limits(memory_bytes=1024, cpu_seconds=5)
     assert isinstance(s.limits.cpu_seconds, int)
+
+
+def test_host_config_servers_stay_read_only_and_hash_by_content() -> None:
+    cfg = config_from_data(
+        {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}, environ={}
+    )
+    reordered = dataclasses.replace(cfg, servers=dict(reversed(list(cfg.servers.items()))))
+    assert not isinstance(reordered.servers, dict)  # still read-only
+    with pytest.raises(TypeError):
+        reordered.servers["c"] = cfg.servers["a"]  # type: ignore[index]
+    assert reordered == cfg and hash(reordered) == hash(cfg)
+    assert list(reordered.servers) == ["b", "a"]  # the order given is kept
