@@ -160,6 +160,14 @@ class ValidationError(MCPHostError):
         self.value = value
         self.errors: list[ValidationError] = errors if errors is not None else [self]
 
+    def restated(self, message: str, *, server: str | None = None) -> ValidationError:
+        """The same error (path, keyword, schema path, value, errors) with a new message,
+        e.g. one that names the tool it was raised for."""
+        return ValidationError(
+            message, server=server, path=self.path, keyword=self.keyword,
+            schema_path=self.schema_path, value=self.value, errors=self.errors,
+        )
+
 
 class SchemaError(MCPHostError):
     """A JSON Schema is itself invalid (or uses what strict mode refuses)."""

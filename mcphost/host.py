@@ -627,10 +627,7 @@ class MCPHost:
             if self.validate_output == "warn":
                 logger.warning("%s: %s", handle.name, message)
                 return
-            raise ValidationError(
-                message, server=handle.name, path=exc.path, keyword=exc.keyword,
-                schema_path=exc.schema_path, value=exc.value, errors=exc.errors,
-            ) from None
+            raise exc.restated(message, server=handle.name) from None
 
     async def _call_as_task(
         self,
@@ -683,15 +680,8 @@ class MCPHost:
         try:
             validator.validate(arguments)
         except ValidationError as exc:
-            raise ValidationError(
-                f"invalid arguments for tool {tool['name']!r}: {exc.message}",
-                server=handle.name,
-                path=exc.path,
-                keyword=exc.keyword,
-                schema_path=exc.schema_path,
-                value=exc.value,
-                errors=exc.errors,
-            ) from None
+            message = f"invalid arguments for tool {tool['name']!r}: {exc.message}"
+            raise exc.restated(message, server=handle.name) from None
 
     def _compile(self, handle: ServerHandle, tool: dict[str, Any], key: str) -> Any:
         schema = tool.get(key)
