@@ -482,23 +482,12 @@ class Connection:
                     if "result" in decoded and (len(decoded) == 3 or "error" not in decoded):
                         call = self._calls.pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
                         if call is not None:
-                            if call.timer is not None:
-                                call.timer.cancel()
-                                call.timer = None
-                            if call.token is not None:
-                                self._progress.pop(call.token, None)
-                            future = call.future
-                            if not future.done():
-                                checker = self.checker
-                                result = decoded["result"]
-                                if checker is None:
-                                    future.set_result(result)
-                                else:
-                                    plain = checker.plain_results.get(call.method)
-                                    if plain is not None and not call.task and plain(result):
-                                        future.set_result(result)
-                                    else:
-                                        self._resolve_checked(call, result)
+                            if call.timer is not None or call.token is not None:
+                                self._forget(call)
+                            if self.checker is not None:
+                                self._resolve_checked(call, decoded["result"])
+                            elif not call.future.done():
+                                call.future.set_result(decoded["result"])
                             return
                 elif "id" not in decoded:
                     method = decoded["method"]
@@ -551,8 +540,10 @@ class Connection:
             return
         checker = self.checker
         if checker is not None:
+            plain = None if call.task else checker.plain_results.get(call.method)
             try:
-                checker.result(call.method, result, task=call.task)
+                if plain is None or not plain(result):
+                    checker.result(call.method, result, task=call.task)
             except ProtocolError as exc:  # strict mode: the caller gets the reason
                 self.stats.protocol_errors += 1
                 future.set_exception(exc)
