@@ -26,6 +26,7 @@ import logging
 import math
 import re
 from collections.abc import Awaitable, Callable
+from time import monotonic as _monotonic
 from typing import Any, Final
 
 from . import jsonrpc
@@ -84,24 +85,33 @@ class ConnectionStats:
 
 
 class _Call:
-    """A request waiting for its response."""
+    """A request waiting for its response.
 
-    __slots__ = (
-        "deadline", "future", "method", "progress", "reset", "rid", "task", "timeout", "timer",
-        "token",
-    )
+    Every call sets only its future, method, id and progress callback; the rest are class
+    defaults, overridden on the few calls that need them (one store less per call on the hot
+    path, where each one shows). The progress token of a call is its request id.
+    """
 
-    def __init__(self, future: asyncio.Future[Any], method: str) -> None:
+    #: Task-augmented: answered with a ``CreateTaskResult``.
+    task = False
+    #: Loop time at which a call on the connection's default timeout expires; such calls
+    #: are watched in sending order (see ``Connection._on_watchdog``).
+    expires = math.inf
+    #: Seconds of a timeout other than the connection's default (0: the default).
+    timeout = 0.0
+    #: Own timer, for calls whose clock restarts on progress or that have a hard maximum.
+    timer: asyncio.TimerHandle | None = None
+    reset = False
+    #: Loop time of the hard maximum.
+    deadline = math.inf
+
+    def __init__(
+        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: ProgressCallback | None
+    ) -> None:
         self.future = future
         self.method = method
-        self.rid: int | str = 0
-        self.task = False  # task-augmented: answered with a CreateTaskResult
-        self.timer: asyncio.TimerHandle | None = None
-        self.progress: ProgressCallback | None = None
-        self.token: int | str | None = None
-        self.reset = False
-        self.timeout = 0.0
-        self.deadline = math.inf
+        self.rid = rid
+        self.progress = progress
 
 
 class Connection:
@@ -125,6 +135,8 @@ class Connection:
         self.on_closed = on_closed
         self.stats = ConnectionStats()
         self._calls: jsonrpc.Correlator[_Call] = jsonrpc.Correlator()
+        self._pending = self._calls.pending
+        self._ids = self._calls.ids
         self._progress: dict[int | str, _Call] = {}
         self._serving: dict[int | str, asyncio.Task[None]] = {}
         self._reader: asyncio.Task[None] | None = None
@@ -134,9 +146,10 @@ class Connection:
         self._noise_logged = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.exit: ExitInfo | None = None
-        # Plain timeouts share one watchdog timer: per timeout value, a queue of
-        # (deadline, id) in sending order, so deadlines in a queue only grow. A timer
-        # handle per request costs more than the rest of the request path.
+        # Plain timeouts share one watchdog timer; a timer handle per request costs more
+        # than the rest of the request path. Calls on the default timeout expire in sending
+        # order, so the watchdog reads them from the pending calls themselves (insertion
+        # order); any other timeout value has a queue of (deadline, id) in sending order.
         self._deadlines: dict[float, collections.deque[tuple[float, int | str]]] = {}
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = math.inf
@@ -225,7 +238,7 @@ class Connection:
         )
         future = call.future
         try:
-            if self.transport.needs_drain():
+            if self.transport.needs_drain:
                 await self.transport.drain()
             return await future
         except asyncio.CancelledError:
@@ -246,30 +259,33 @@ class Connection:
         progress: ProgressCallback | None = None,
         reset_timeout_on_progress: bool = False,
         max_timeout: float | None = None,
+        params_owned: bool = False,
     ) -> _Call:
         """Send a request now and return its pending call; the caller awaits ``.future``.
 
         This is :meth:`request` without the ``await``, for hot paths that wait themselves
         (one coroutine frame less per call). A caller that stops waiting must call
         :meth:`abandon`, and should await ``transport.drain()`` first when
-        ``transport.needs_drain()`` says so.
+        ``transport.needs_drain`` says so. With ``params_owned`` the caller gives
+        ``params`` away (a dict it built for this request): the progress token is put into
+        it rather than into a copy.
         """
         if self._closed is not None:
             raise self._unavailable()
         loop = self._loop or asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        call = _Call(future, method)
-        calls = self._calls
-        rid = call.rid = calls.add(call)
+        rid = next(self._ids)
+        call = self._pending[rid] = _Call(future, method, rid, progress)
         if params is not None and "task" in params and self.checker is not None:
-            call.task = True
+            call.task = True  # its result is a CreateTaskResult
         if progress is not None:
-            # A copy with the token in _meta: the caller's params are not touched.
+            # The token goes into _meta; the caller's dicts are not touched unless given.
             old_meta = params.get("_meta") if params else None
             meta = {**old_meta, "progressToken": rid} if old_meta else {"progressToken": rid}
-            params = {**params, "_meta": meta} if params else {"_meta": meta}
-            call.progress = progress
-            call.token = rid
+            if params_owned and params is not None:
+                params["_meta"] = meta
+            else:
+                params = {**params, "_meta": meta} if params else {"_meta": meta}
             self._progress[rid] = call
         if params is None:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -278,29 +294,52 @@ class Connection:
         try:
             data = dumps(msg)
         except (TypeError, ValueError) as exc:
-            calls.abandon(rid)
+            self._calls.abandon(rid)
             self._progress.pop(rid, None)
             raise ProtocolError(f"{method}: params are not JSON-serialisable: {exc}") from None
         # Alone in flight (a sequential caller): write at once. Otherwise let the transport
         # gather this loop turn's requests into one write.
-        self.transport.send(data, len(calls.pending) == 1)
+        self.transport.send(data, len(self._pending) == 1)
         self.stats.requests += 1
+        if timeout is None and max_timeout is None and not reset_timeout_on_progress:
+            seconds = self.request_timeout
+            if 0 < seconds < math.inf:
+                expires = call.expires = _monotonic() + seconds
+                if expires < self._watchdog_at:
+                    self._arm_watchdog(loop, expires)
+        else:
+            self._set_timeout(loop, call, timeout, reset_timeout_on_progress, max_timeout)
+        return call
+
+    def _set_timeout(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        call: _Call,
+        timeout: float | None,
+        reset: bool,
+        max_timeout: float | None,
+    ) -> None:
+        """Any timeout but the plain default: own timer (resets, hard maximum) or a queue."""
         seconds = self.request_timeout if timeout is None else timeout
+        rid = call.rid
         if 0 < seconds < math.inf:
             call.timeout = seconds
             if max_timeout is not None and max_timeout > 0:
                 call.deadline = loop.time() + max_timeout
                 seconds = min(seconds, max_timeout)
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
-            elif reset_timeout_on_progress and progress is not None:
+            elif reset and call.progress is not None:
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
+            elif seconds == self.request_timeout:
+                expires = call.expires = _monotonic() + seconds
+                if expires < self._watchdog_at:
+                    self._arm_watchdog(loop, expires)
             else:
                 self._add_deadline(loop, seconds, rid)
-            call.reset = reset_timeout_on_progress
+            call.reset = reset
         elif max_timeout is not None and max_timeout > 0:
             call.deadline = loop.time() + max_timeout
             call.timer = loop.call_later(max_timeout, self._on_timeout, rid)
-        return call
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (silently dropped if the connection is closed)."""
@@ -327,8 +366,8 @@ class Connection:
         if call.timer is not None:
             call.timer.cancel()
             call.timer = None
-        if call.token is not None:
-            self._progress.pop(call.token, None)
+        if call.progress is not None:
+            self._progress.pop(call.rid, None)
 
     def _add_deadline(self, loop: asyncio.AbstractEventLoop, seconds: float, rid: int | str) -> None:
         queue = self._deadlines.get(seconds)
@@ -338,22 +377,40 @@ class Connection:
             pending = self._calls.pending
             while queue and queue[0][1] not in pending:
                 queue.popleft()  # answered already: drop from the head, amortised O(1)
-        deadline = loop.time() + seconds
+        deadline = _monotonic() + seconds
         queue.append((deadline, rid))
         if deadline < self._watchdog_at:
-            if self._watchdog is not None:
-                self._watchdog.cancel()
-            self._watchdog_at = deadline
-            self._watchdog = loop.call_at(deadline, self._on_watchdog)
+            self._arm_watchdog(loop, deadline)
+
+    def _arm_watchdog(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        """Run the watchdog at ``when`` (``time.monotonic()`` time, as every plain deadline:
+        it costs less per request than ``loop.time()``)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._watchdog_at = when
+        self._watchdog = loop.call_later(max(when - _monotonic(), 0.0), self._on_watchdog)
 
     def _on_watchdog(self) -> None:
         loop = self._loop
         assert loop is not None
         self._watchdog = None
         self._watchdog_at = math.inf
-        now = loop.time()
-        pending = self._calls.pending
+        now = _monotonic()
+        pending = self._pending
         earliest = math.inf
+        # Calls on the default timeout, oldest first: their deadlines only grow, so the
+        # first one not yet due ends the walk. Calls watched otherwise (expires = inf) are
+        # stepped over.
+        expired = []
+        for rid, call in pending.items():
+            expires = call.expires
+            if expires <= now:
+                expired.append(rid)
+            elif expires < math.inf:
+                earliest = expires
+                break
+        for rid in expired:
+            self._on_timeout(rid)
         for seconds, queue in list(self._deadlines.items()):
             while queue:
                 deadline, rid = queue[0]
@@ -368,8 +425,7 @@ class Connection:
             if not queue:
                 del self._deadlines[seconds]
         if earliest < math.inf and not self._closed:
-            self._watchdog_at = earliest
-            self._watchdog = loop.call_at(earliest, self._on_watchdog)
+            self._arm_watchdog(loop, earliest)
 
     def _on_timeout(self, rid: int | str) -> None:
         call = self._calls.abandon(rid)
@@ -387,7 +443,7 @@ class Connection:
             if hard and call.deadline < math.inf:
                 what = "reached its hard maximum time"
             else:
-                what = f"timed out after {call.timeout:g} s"
+                what = f"timed out after {call.timeout or self.request_timeout:g} s"
             call.future.set_exception(
                 TimeoutError(f"{call.method} {what}", server=self.name)
             )
@@ -403,8 +459,7 @@ class Connection:
                 frames = await transport.receive()
                 if frames is None:
                     break
-                for frame in frames:
-                    dispatch(frame)
+                dispatch(frames)
                 if transport.oversized:
                     self._on_oversized(transport.oversized)
         except asyncio.CancelledError:
@@ -467,35 +522,62 @@ class Connection:
         for task in list(self._serving.values()):
             task.cancel()
 
-    def _dispatch(self, frame: bytes) -> None:
-        try:
-            decoded = loads(frame)
-        except ValueError:
-            self._on_noise(frame)
-            return
-        if type(decoded) is dict:
-            # The common cases (a successful response, a notification) skip the general
-            # classifier; anything unusual takes the full path through _handle.
+    def _dispatch(self, frames: list[bytes]) -> None:
+        """Act on each message of ``frames``, in order.
+
+        The common cases (a successful response to a pending call, a notification) are
+        handled here, inline: this loop runs once per message and each step in it shows in
+        the throughput. Anything unusual takes the full path through :meth:`_handle`.
+        """
+        pending = self._pending
+        for frame in frames:
+            try:
+                decoded = loads(frame)
+            except ValueError:
+                if not frame.isspace():  # a line of blanks is no message, and no noise either
+                    self._on_noise(frame)
+                continue
+            if type(decoded) is not dict:
+                self._on_batch(decoded)
+                continue
             if decoded.get("jsonrpc") == "2.0":
                 if "method" not in decoded:
                     # Three members with "result" among them: an id and no "error".
                     if "result" in decoded and (len(decoded) == 3 or "error" not in decoded):
-                        call = self._calls.pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
+                        try:
+                            call = pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
+                        except TypeError:  # an id that is no JSON-RPC id: _handle says so
+                            call = None
                         if call is not None:
-                            if call.timer is not None or call.token is not None:
-                                self._forget(call)
-                            if self.checker is not None:
-                                self._resolve_checked(call, decoded["result"])
-                            elif not call.future.done():
-                                call.future.set_result(decoded["result"])
-                            return
+                            if call.progress is not None:
+                                del self._progress[call.rid]
+                            if call.timer is not None:
+                                call.timer.cancel()
+                            future = call.future
+                            if not future.done():
+                                result = decoded["result"]
+                                checker = self.checker
+                                if checker is None:
+                                    future.set_result(result)
+                                else:
+                                    plain = None if call.task else checker.plain_results.get(call.method)
+                                    if plain is not None and plain(result):
+                                        future.set_result(result)
+                                    else:
+                                        self._resolve_checked(call, result)
+                            continue
                 elif "id" not in decoded:
                     method = decoded["method"]
+                    if method == "notifications/progress":
+                        self._on_progress(decoded.get("params"))
+                        continue
                     if type(method) is str:
                         self._on_notification(method, decoded.get("params"))
-                        return
+                        continue
             self._handle(decoded)
-            return
+
+    def _on_batch(self, decoded: Any) -> None:
+        """A line that decoded to something other than an object: a batch, or an error."""
         try:
             messages = jsonrpc.split_batch(decoded)
         except ProtocolError as exc:
@@ -535,15 +617,14 @@ class Connection:
             self._protocol_error(exc)
 
     def _resolve_checked(self, call: _Call, result: Any) -> None:
+        """Complete ``call`` with ``result`` once the checker (if any) has seen it."""
         future = call.future
         if future.done():
             return
         checker = self.checker
         if checker is not None:
-            plain = None if call.task else checker.plain_results.get(call.method)
             try:
-                if plain is None or not plain(result):
-                    checker.result(call.method, result, task=call.task)
+                checker.result(call.method, result, task=call.task)
             except ProtocolError as exc:  # strict mode: the caller gets the reason
                 self.stats.protocol_errors += 1
                 future.set_exception(exc)
@@ -599,38 +680,63 @@ class Connection:
                 )
 
     def _on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/progress":
+            self._on_progress(params)
+            return
         self.stats.notifications += 1
         checker = self.checker
         if checker is not None:
-            plain = checker.plain_notifications.get(method)
             try:
-                if plain is None or not plain(params):
-                    checker.notification(method, params)
+                checker.notification(method, params)
             except ProtocolError as exc:  # strict mode: the notification is not acted on
                 self.stats.protocol_errors += 1
                 logger.warning("%s: dropped: %s", self.name, exc.message)
                 return
         if type(params) is not dict:
             params = {}
-        if method == "notifications/progress":
-            call = self._progress.get(params.get("progressToken"))
-            if call is not None:
-                if call.reset:
-                    self._push_deadline(call)
-                callback = call.progress
-                if callback is not None:
-                    try:
-                        outcome = callback(params)
-                        if outcome is not None and inspect.isawaitable(outcome):
-                            asyncio.get_running_loop().create_task(_swallow(outcome, self.name))
-                    except Exception:
-                        logger.exception("%s: progress callback failed", self.name)
-            if not self.forward_progress:
-                return
-        elif method == "notifications/cancelled":
-            task = self._serving.get(params.get("requestId"))
+        if method == "notifications/cancelled":
+            try:
+                task = self._serving.get(params.get("requestId"))
+            except TypeError:  # not a valid request id (the checker, if on, has said so)
+                task = None
             if task is not None:
                 task.cancel()
+        self._notify_handler(method, params)
+
+    def _on_progress(self, params: Any) -> None:
+        """``notifications/progress``: to the call's callback, then (maybe) the host."""
+        self.stats.notifications += 1
+        checker = self.checker
+        if checker is not None:
+            plain = checker.plain_notifications.get("notifications/progress")
+            if plain is None or not plain(params):
+                try:
+                    checker.notification("notifications/progress", params)
+                except ProtocolError as exc:  # strict mode: the notification is not acted on
+                    self.stats.protocol_errors += 1
+                    logger.warning("%s: dropped: %s", self.name, exc.message)
+                    return
+        if type(params) is not dict:
+            params = {}
+        try:
+            call = self._progress.get(params.get("progressToken"))
+        except TypeError:  # not a valid token (the checker, if on, has said so)
+            call = None
+        if call is not None:
+            if call.reset:
+                self._push_deadline(call)
+            callback = call.progress
+            if callback is not None:
+                try:
+                    outcome = callback(params)
+                    if outcome is not None and inspect.isawaitable(outcome):
+                        asyncio.get_running_loop().create_task(_swallow(outcome, self.name))
+                except Exception:
+                    logger.exception("%s: progress callback failed", self.name)
+        if self.forward_progress:
+            self._notify_handler("notifications/progress", params)
+
+    def _notify_handler(self, method: str, params: dict[str, Any]) -> None:
         handler = self.on_notification
         if handler is not None:
             try:
@@ -642,10 +748,10 @@ class Connection:
         """Progress arrived on a call that resets its timeout: restart the clock, capped by
         the call's hard maximum."""
         loop = self._loop
-        if call.timer is not None and loop is not None and call.token is not None:
+        if call.timer is not None and loop is not None:
             call.timer.cancel()
             delay = min(call.timeout, call.deadline - loop.time())
-            call.timer = loop.call_later(max(delay, 0.0), self._on_timeout, call.token)
+            call.timer = loop.call_later(max(delay, 0.0), self._on_timeout, call.rid)
 
     def _on_request(self, msg: dict[str, Any]) -> None:
         self.stats.server_requests += 1

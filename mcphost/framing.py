@@ -7,7 +7,10 @@ a longer line is discarded as it streams in (never buffered whole) and reported 
 ``oversized`` with its first bytes, so the connection can fail just the call it answered.
 
 Cost is linear in the input: the buffer is scanned from where the last scan stopped, and
-the common case — a chunk that holds whole lines — is a single ``bytes.split``.
+the common case — a chunk of whole lines, none with ``\\r``, shorter than the limit — is a
+``bytes.split`` and a filter, with no Python step per line. Empty lines are dropped; a line
+of only spaces or tabs is passed on (the decoder rejects it, the connection skips it):
+finding those would cost a step per line.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class Oversized:
 class LineFramer:
     """Splits a byte stream into lines (without the newline, ``\\r`` stripped).
 
-    ``feed`` returns the complete, non-blank lines the data finished. Lines over
+    ``feed`` returns the complete, non-empty lines the data finished. Lines over
     ``max_size`` are dropped and appended to ``oversized`` instead (the caller clears it).
     """
 
@@ -64,7 +67,10 @@ class LineFramer:
             # Fast path: nothing buffered, split the chunk directly.
             parts = data.split(b"\n")
             rest = parts.pop()
-            lines = self._clean(parts)
+            if len(data) <= self.max_size and b"\r" not in data:
+                lines = list(filter(None, parts))  # no line can need cleaning
+            else:
+                lines = self._clean(parts)
             if rest:
                 if len(rest) > self.max_size:
                     self._start_skip(rest)
@@ -114,7 +120,7 @@ class LineFramer:
         for line in parts:
             if line[-1:] == b"\r":
                 line = line[:-1]
-            if not line or line.isspace():
+            if not line:
                 continue
             if len(line) > limit:
                 self.oversized.append(Oversized(line[:_HEAD], len(line)))

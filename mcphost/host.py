@@ -44,7 +44,6 @@ from .server import ServerHandle
 from .session import Session, client_capabilities
 from .tasks import TaskHandle
 from .types import (
-    CallToolResult,
     GetPromptResult,
     HostEvent,
     JSONObject,
@@ -550,10 +549,11 @@ class MCPHost:
         started = time.perf_counter()
         try:
             call = conn.start_request(  # positional: this is the hot path
-                "tools/call", request, timeout, progress, reset_timeout_on_progress, max_timeout
+                "tools/call", request, timeout, progress, reset_timeout_on_progress, max_timeout,
+                True,  # request is ours: the progress token goes straight into it
             )
             try:
-                if conn.transport.needs_drain():
+                if conn.transport.needs_drain:
                     await conn.transport.drain()
                 result = await call.future
             except asyncio.CancelledError:
@@ -578,7 +578,7 @@ class MCPHost:
         stats.record_result(elapsed, is_error)
         if not route.plain and route.has_output and not is_error and self.validate_output != "off":
             self._check_output(handle, route.tool, result)
-        return cast(CallToolResult, result)
+        return result  # a CallToolResult: checked above (no cast(): a call per call)
 
     def _route_tool(self, name: str) -> _ToolRoute:
         """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""

@@ -323,27 +323,28 @@ def _plain_call_result(result: Any) -> bool:
     return True
 
 
+_NUMBER_TYPES: Final = frozenset((int, float))
+_TOKEN_TYPES: Final = frozenset((int, str))
+
+
 def _plain_progress(params: Any) -> bool:
     """``{"progressToken": str|int, "progress": number, "total"?: number, "message"?: str}``."""
-    if type(params) is not dict:
+    if (
+        type(params) is not dict
+        or type(params.get("progress")) not in _NUMBER_TYPES
+        or type(params.get("progressToken")) not in _TOKEN_TYPES
+    ):
         return False
-    token = type(params.get("progressToken"))
-    if token is not str and token is not int:
-        return False
-    kind = type(params.get("progress"))
-    if kind is not int and kind is not float:
-        return False
-    size = 2
-    if "total" in params:
-        kind = type(params["total"])
-        if kind is not int and kind is not float:
-            return False
-        size += 1
-    if "message" in params:
-        if type(params["message"]) is not str:
-            return False
-        size += 1
-    return len(params) == size
+    size = len(params)
+    if size == 2:
+        return True
+    if size == 3:  # one of the two optional members, valid
+        return type(params.get("total")) in _NUMBER_TYPES or type(params.get("message")) is str
+    return (
+        size == 4
+        and type(params.get("total")) in _NUMBER_TYPES
+        and type(params.get("message")) is str
+    )
 
 
 def _is_id(value: Any) -> bool:

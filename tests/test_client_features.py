@@ -222,8 +222,8 @@ async def test_server_cancels_its_own_request() -> None:
         assert await wait_for(lambda: len(conn._serving) == 1)
         rid = next(iter(conn._serving))
         # Deliver the server's cancellation as the reader would.
-        conn._dispatch(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                   "params": {"requestId": rid}}).encode())
+        conn._dispatch([json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                    "params": {"requestId": rid}}).encode()])
         await asyncio.wait_for(cancelled.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -12,8 +12,14 @@ from mcphost.framing import LineFramer
 def test_splits_lines_across_chunks() -> None:
     f = LineFramer()
     assert f.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
-    assert f.feed(b":2}\r\n\n  \n") == [b'{"b":2}']
+    assert f.feed(b":2}\r\n\n\r\n") == [b'{"b":2}']
     assert f.buffered == 0
+
+
+def test_empty_lines_dropped_whitespace_lines_passed_on() -> None:
+    # Both paths (a plain chunk, and one that needs cleaning) agree.
+    for chunk in (b"\n\n{}\n  \n\t\n\n", b"\r\n\n{}\r\n  \r\n\t\n\n"):
+        assert LineFramer().feed(chunk) == [b"{}", b"  ", b"\t"]
 
 
 def test_large_line_linear() -> None:

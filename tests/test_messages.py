@@ -894,6 +894,12 @@ _PROGRESS: list[Any] = [
     {"progressToken": 1, "progress": 1, "total": "2"},
     {"progressToken": 1, "progress": 1, "message": 3},
     {"progressToken": 1, "progress": 1, "_meta": 5},
+    {"progressToken": 1, "progress": 1, "total": 3},
+    {"progressToken": 1, "progress": 1, "message": "m"},
+    {"progressToken": 1, "progress": 1, "total": True},
+    {"progressToken": 1, "progress": 1, "total": 2, "message": 3},
+    {"progressToken": 1, "progress": 1, "total": "2", "message": "m"},
+    {"progressToken": 1, "progress": 1, "total": 2, "message": "m", "_meta": {}},
     {"progressToken": 1},
     {"progress": 1},
     [],
@@ -914,4 +920,4 @@ def test_fast_paths_agree_with_the_schemas(version: str) -> None:
             assert not messages._schema_errors(
                 version, "server_notification", "notifications/progress", params
             )
-    assert fast_accepted == 5
+    assert fast_accepted == 7

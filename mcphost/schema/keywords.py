@@ -706,6 +706,16 @@ def b_properties(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | Non
                 if k in x and not f(x[k]):
                     return False
             return True
+    elif not pats and add is not None and add.value is True:
+        # Every other property is allowed: only the named ones are checked (the keyword
+        # stays, for its annotation: all properties are evaluated).
+        pitems = tuple(pchecks.items())
+
+        def fn(x: Any) -> bool:
+            for k, f in pitems:
+                if k in x and not f(x[k]):
+                    return False
+            return True
     elif not pats and add is not None and add.value is False:
         pitems = tuple(pchecks.items())
         known = frozenset(pchecks)

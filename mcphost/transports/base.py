@@ -37,7 +37,9 @@ class Transport(Protocol):
         """Queue one encoded message. Messages queued in one event-loop turn may go out
         together; ``now=True`` asks for this one (and any queued before it) to go at once."""
 
-    def needs_drain(self) -> bool: ...
+    #: The sender should ``await drain()`` before sending more (kept as an attribute: it
+    #: is read once per request).
+    needs_drain: bool
 
     async def drain(self) -> None: ...
 

@@ -57,12 +57,14 @@ class StdioTransport:
         self._stdin_transport: object | None = None
         self._broken = False
         self._eof = False
-        # Messages sent in one event-loop turn go out in one write (one system call).
+        # Messages sent in one event-loop turn go out in one write (one system call),
+        # joined with newlines at the flush.
         self._wbuf: list[bytes] = []
         self._wbuf_bytes = 0
         self._flush_scheduled = False
-        # Set after each flush, so that asking "should the sender wait?" costs nothing.
-        self._backlogged = False
+        #: The pipe holds more than the high-water mark: a sender should await ``drain()``
+        #: (set at each write, so that asking costs an attribute read).
+        self.needs_drain = False
 
     async def start(self) -> None:
         await self.process.start()
@@ -72,7 +74,6 @@ class StdioTransport:
         if self._broken:
             return
         self._wbuf.append(data)
-        self._wbuf.append(b"\n")
         self._wbuf_bytes += len(data) + 1
         if now or self._wbuf_bytes >= _EAGER_BYTES:
             self._flush()
@@ -85,7 +86,8 @@ class StdioTransport:
         buf = self._wbuf
         if not buf:
             return
-        data = b"".join(buf)
+        buf.append(b"")  # the last message's newline
+        data = b"\n".join(buf)
         buf.clear()
         self._wbuf_bytes = 0
         proc = self.process.proc
@@ -93,16 +95,12 @@ class StdioTransport:
             return
         try:
             proc.stdin.write(data)
-            self._backlogged = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
+            self.needs_drain = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             # The child is gone: the reader will see EOF and fail what is pending.
             self._broken = True
+            self.needs_drain = False
             logger.debug("! %s: write failed: %s", self.name, exc)
-
-    def needs_drain(self) -> bool:
-        # Either the pipe already holds more than the high-water mark, or this loop turn
-        # has queued that much: the sender should wait rather than grow memory unbounded.
-        return (self._backlogged or self._wbuf_bytes > _HIGH_WATER) and not self._broken
 
     async def drain(self) -> None:
         self._flush()
@@ -113,9 +111,10 @@ class StdioTransport:
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._broken = True
+            self.needs_drain = False
             logger.debug("! %s: drain failed: %s", self.name, exc)
             return
-        self._backlogged = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
+        self.needs_drain = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
 
     async def receive(self) -> list[bytes] | None:
         proc = self.process.proc
