@@ -544,10 +544,10 @@ class Connection:
                 if "method" not in decoded:
                     # Three members with "result" among them: an id and no "error".
                     if "result" in decoded and (len(decoded) == 3 or "error" not in decoded):
-                        try:
-                            call = pending.pop(decoded.get("id"), None)  # type: ignore[arg-type]
-                        except TypeError:  # an id that is no JSON-RPC id: _handle says so
-                            call = None
+                        rid = decoded.get("id")
+                        # Our ids are ints; anything else (true, an array...) goes the
+                        # long way, where it is found out.
+                        call = pending.pop(rid, None) if type(rid) is int else None
                         if call is not None:
                             if call.progress is not None:
                                 del self._progress[call.rid]

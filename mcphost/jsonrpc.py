@@ -118,6 +118,11 @@ def classify(msg: Any) -> int:
         return REQUEST
     if "id" not in msg:
         raise ProtocolError("message has neither 'method' nor 'id'")
+    rid = msg["id"]
+    if rid is not None and type(rid) not in _RESPONSE_ID_TYPES:
+        # null only for an error about a request whose id could not be read; a float is
+        # accepted for encoders that write 7 as 7.0.
+        raise ProtocolError(f"response id {rid!r} is not a string or integer")
     has_result = "result" in msg
     if "error" in msg:
         if has_result:
@@ -132,6 +137,9 @@ def classify(msg: Any) -> int:
     if not has_result:
         raise ProtocolError(f"response to id {msg['id']!r} has neither 'result' nor 'error'")
     return RESPONSE
+
+
+_RESPONSE_ID_TYPES: Final = frozenset((int, str, float))
 
 
 def _check_id(request_id: Any) -> None:

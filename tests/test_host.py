@@ -242,6 +242,32 @@ async def test_garbage_lines_are_skipped_and_counted(caplog: pytest.LogCaptureFi
     assert "banner v1" in warnings[0].getMessage()
 
 
+@pytest.mark.parametrize("validate_messages", ["off", "lenient"])
+async def test_blank_lines_and_unhashable_ids_leave_the_reader_running(
+    validate_messages: str,
+) -> None:
+    # Lines of blanks are neither messages nor noise. Ids, tokens and request ids that no
+    # dict can hold (arrays, objects) are the server's protocol errors: they must not
+    # escape the reader as TypeError and take the connection down.
+    garbage = [
+        "   ",
+        "\t",
+        {"jsonrpc": "2.0", "id": [1], "result": {}},
+        {"jsonrpc": "2.0", "method": "notifications/progress",
+         "params": {"progressToken": [1], "progress": 1}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": 1}}},
+    ]
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL], "garbage": garbage}))
+    async with MCPHost(cfg, validate_messages=validate_messages) as host:
+        for i in range(3):
+            result = await host.call_tool("a.echo", {"i": i}, progress=lambda params: None)
+            assert json.loads(result["content"][0]["text"]) == {"i": i}
+        stats = host.get_metrics()["a"]["connection"]
+        assert stats["noise_lines"] == 0
+        assert stats["protocol_errors"] >= 1  # the array id
+        assert host.servers["a"].state == "ready"
+
+
 async def test_fifty_megabyte_message() -> None:
     size = 50_000_000
     cfg = fake_config(a=fake({"tools": [tool("big", huge=size)]}))

@@ -50,6 +50,9 @@ def test_classify(msg: dict[str, object], kind: int) -> None:
         ({"jsonrpc": "2.0", "method": 5}, "expected string"),
         ({"jsonrpc": "2.0"}, "neither 'method' nor 'id'"),
         ({"jsonrpc": "2.0", "id": 1, "method": "x", "params": 3}, "params of type number"),
+        ({"jsonrpc": "2.0", "id": [1], "result": {}}, "response id [1] is not a string or integer"),
+        ({"jsonrpc": "2.0", "id": True, "result": {}}, "response id True is not"),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "error": {"code": 1, "message": "m"}}, "is not a string"),
     ],
 )
 def test_classify_errors_say_what_is_wrong(msg: object, text: str) -> None:
