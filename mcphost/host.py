@@ -552,6 +552,9 @@ class MCPHost:
                 "tools/call", request, timeout, progress, reset_timeout_on_progress, max_timeout,
                 True,  # request is ours: the progress token goes straight into it
             )
+            # Sent: not kept alive while waiting. Fewer live objects per call in flight
+            # means fewer garbage-collector passes under load.
+            del request
             try:
                 if conn.transport.needs_drain:
                     await conn.transport.drain()

@@ -667,6 +667,53 @@ def b_required(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | None:
     return Kw("required", OBJ, fn, explain)
 
 
+def _named_properties(props: dict[str, Node], checks: dict[str, Check], known: frozenset[str] | None) -> Check:
+    """The check of named ``properties`` (and, with ``known``, no other property).
+
+    A property whose schema is a bare type test is accepted by its Python type without a
+    call (``{"type": "string"}`` and the like: most tool arguments); the others are called.
+    """
+    typed = []
+    called = []
+    for k, f in checks.items():
+        exact = props[k].exact_types()
+        if exact:
+            typed.append((k, exact, f))
+        else:
+            called.append((k, f))
+    typed_items = tuple(typed)
+    called_items = tuple(called)
+
+    def named(x: Any) -> bool:
+        for k, exact, f in typed_items:
+            if k in x:
+                v = x[k]
+                if type(v) not in exact and not f(v):
+                    return False
+        for k, f in called_items:
+            if k in x and not f(x[k]):
+                return False
+        return True
+
+    if known is None:
+        return named
+
+    def closed(x: Any) -> bool:
+        if not known.issuperset(x):
+            return False
+        for k, exact, f in typed_items:
+            if k in x:
+                v = x[k]
+                if type(v) not in exact and not f(v):
+                    return False
+        for k, f in called_items:
+            if k in x and not f(x[k]):
+                return False
+        return True
+
+    return closed
+
+
 def b_properties(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | None:
     raw_props = s.get("properties", {})
     raw_patterns = s.get("patternProperties", {})
@@ -696,37 +743,12 @@ def b_properties(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | Non
     addcheck = c.checker(add) if add is not None else None
     pget = pchecks.get
     fn: Check
-    if not pats and add is None:
-        if not pchecks:
+    if not pats and (add is None or add.value is True or add.value is False):
+        if add is None and not pchecks:
             return None
-        pitems = tuple(pchecks.items())
-
-        def fn(x: Any) -> bool:
-            for k, f in pitems:
-                if k in x and not f(x[k]):
-                    return False
-            return True
-    elif not pats and add is not None and add.value is True:
-        # Every other property is allowed: only the named ones are checked (the keyword
-        # stays, for its annotation: all properties are evaluated).
-        pitems = tuple(pchecks.items())
-
-        def fn(x: Any) -> bool:
-            for k, f in pitems:
-                if k in x and not f(x[k]):
-                    return False
-            return True
-    elif not pats and add is not None and add.value is False:
-        pitems = tuple(pchecks.items())
-        known = frozenset(pchecks)
-
-        def fn(x: Any) -> bool:
-            if not known.issuperset(x):
-                return False
-            for k, f in pitems:
-                if k in x and not f(x[k]):
-                    return False
-            return True
+        # Only the named properties are checked (with additionalProperties: true the
+        # keyword stays, for its annotation: all properties are evaluated).
+        fn = _named_properties(props, pchecks, frozenset(pchecks) if add is not None and add.value is False else None)
     else:
 
         def fn(x: Any) -> bool:

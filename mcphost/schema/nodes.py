@@ -333,6 +333,29 @@ class Node:
         cat_fns = {cat: conj(fns) for cat, fns in by_cat.items()}
         self.check = _assemble(self.types, cat_fns, conj(gens) if gens else None)
 
+    def exact_types(self) -> frozenset[type]:
+        """The Python types whose every instance is valid here, when this schema is only a
+        ``type`` test (``{"type": "string"}`` gives ``{str}``); empty otherwise.
+
+        Lets a caller accept the common case with one ``type(v) in ...`` test instead of a
+        call to ``check``.
+        """
+        if (
+            self.value is not None
+            or self.types is None
+            or self.kws
+            or self.uneval_props is not None
+            or self.uneval_items is not None
+            or not self.complete
+        ):
+            return frozenset()
+        types = self.types
+        return frozenset(
+            pt for pt, names in _JSON_OF.items()
+            if any(j in types for j in names)
+            and not (pt is float and "number" not in types)  # 1.0 as an integer: checked
+        )
+
     def type_ok(self, x: Any) -> bool:
         """Whether ``x`` satisfies this schema's ``type`` keyword (true when absent)."""
         return self.types is None or type_matches(x, self.types)
