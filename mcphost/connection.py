@@ -50,6 +50,7 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 ProgressCallback = Callable[[dict[str, Any]], Any]
 
 _EXIT_WAIT: Final = 2.0
+_INF: Final = math.inf
 _OVERSIZED_ID = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 )
@@ -105,14 +106,14 @@ class _Call:
         self.task = False
         #: ``time.monotonic()`` at which a call on the connection's default timeout
         #: expires; such calls are watched in sending order (``Connection._on_watchdog``).
-        self.expires = math.inf
+        self.expires = _INF
         #: Seconds of a timeout other than the connection's default (0: the default).
         self.timeout = 0.0
         #: Own timer, for calls whose clock restarts on progress or that have a hard maximum.
         self.timer: asyncio.TimerHandle | None = None
         self.reset = False
         #: Loop time of the hard maximum.
-        self.deadline = math.inf
+        self.deadline = _INF
 
 
 class Connection:
@@ -304,7 +305,7 @@ class Connection:
         self.stats.requests += 1
         if timeout is None and max_timeout is None and not reset_timeout_on_progress:
             seconds = self.request_timeout
-            if 0 < seconds < math.inf:
+            if 0 < seconds < _INF:
                 expires = call.expires = _monotonic() + seconds
                 if expires < self._watchdog_at:
                     self._arm_watchdog(loop, expires)
