@@ -205,6 +205,47 @@ async def test_request_timeout_sends_cancelled(tmp_path: Path) -> None:
         assert host.get_metrics()["a"]["tools"]["hang"]["timeouts"] == 1
 
 
+async def test_default_timeout_fires_in_sending_order_among_other_timeouts() -> None:
+    # Calls on the connection's default timeout are watched in sending order; calls
+    # without a timeout, or with their own, are stepped over, and an answered call does
+    # not hold the watch back.
+    cfg = fake_config(a=fake({"tools": [tool("hang", hang=True), ECHO_TOOL]}))
+    async with MCPHost(cfg, request_timeout=0.4) as host:
+        loop = asyncio.get_running_loop()
+        forever = loop.create_task(host.call_tool("a.hang", {}, timeout=0))
+        own = loop.create_task(host.call_tool("a.hang", {}, timeout=30))
+        await host.call_tool("a.echo", {"text": "answered"})
+        started = time.monotonic()
+        defaults = [loop.create_task(host.call_tool("a.hang", {})) for _ in range(3)]
+        done, _ = await asyncio.wait(defaults, timeout=10)
+        assert len(done) == 3
+        for task in defaults:
+            exc = task.exception()
+            assert isinstance(exc, TimeoutError)
+            assert "timed out after 0.4 s" in str(exc)
+        assert time.monotonic() - started >= 0.35
+        assert not forever.done() and not own.done()
+        # The watch starts again for the next default-timeout call after a quiet spell.
+        await asyncio.sleep(0.5)
+        with pytest.raises(TimeoutError, match="timed out after 0.4 s"):
+            await host.call_tool("a.hang", {})
+        # A shorter timeout sent after a default one still fires first.
+        slow = loop.create_task(host.call_tool("a.hang", {}))
+        with pytest.raises(TimeoutError, match="timed out after 0.1 s"):
+            await host.call_tool("a.hang", {}, timeout=0.1)
+        assert not slow.done()
+        with pytest.raises(TimeoutError, match="timed out after 0.4 s"):
+            await slow
+        assert not forever.done() and not own.done()
+        conn = host.servers["a"].connection
+        assert conn is not None and conn.pending == 2
+        forever.cancel()
+        own.cancel()
+        await asyncio.gather(forever, own, return_exceptions=True)
+        assert conn.pending == 0
+        assert host.get_metrics()["a"]["tools"]["hang"]["timeouts"] == 6
+
+
 def builtins_timeout() -> type:
     import builtins
 
