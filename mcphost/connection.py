@@ -1,7 +1,8 @@
 """One server connection: a transport bound to JSON-RPC correlation, timeouts, cancellation.
 
-Layer 3. A :class:`Connection` owns exactly one reader task. Everything a server sends is
-dispatched from there: responses complete the caller's future (no task per response),
+Layer 3. A :class:`Connection` is the transport's receiver: everything a server sends is
+dispatched as soon as it is read, in the same loop turn (no reader task to wake):
+responses complete the caller's future (no task per response),
 notifications go to the host's handler, and each server request runs in its own task so a
 slow one (sampling) never blocks another (ping). The connection guarantees that no call is
 left hanging:
@@ -141,7 +142,8 @@ class Connection:
         self._ids = self._calls.ids
         self._progress: dict[int | str, _Call] = {}
         self._serving: dict[int | str, asyncio.Task[None]] = {}
-        self._reader: asyncio.Task[None] | None = None
+        self._ended = False  # the transport's stream has ended (or the reading failed)
+        self._eof_task: asyncio.Task[None] | None = None
         self._closed: MCPHostError | None = None
         self._closing = False
         self._done = asyncio.Event()
@@ -166,9 +168,10 @@ class Connection:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader task (the transport is already started)."""
+        """Receive from the transport (already started): what it reads is dispatched at
+        once, in the same loop turn."""
         self._loop = asyncio.get_running_loop()
-        self._reader = self._loop.create_task(self._read_loop(), name=f"mcphost-reader-{self.name}")
+        self.transport.set_receiver(self._on_frames, self._on_end)
 
     @property
     def closed(self) -> bool:
@@ -187,14 +190,12 @@ class Connection:
         if self._closed is None:
             self._closed = ServerUnavailableError("server was shut down", server=self.name)
         info = await self.transport.aclose(timeout)
-        reader = self._reader
-        if reader is not None and not reader.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(reader), _EXIT_WAIT)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                reader.cancel()
-                with contextlib.suppress(BaseException):
-                    await reader
+        self._ended = True  # anything read from now on is ignored
+        ending = self._eof_task
+        if ending is not None and not ending.done():
+            # The stream had ended before: let its clean-up finish (it is bounded).
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(ending), _EXIT_WAIT)
         self._fail_all(lambda: ServerUnavailableError("server was shut down", server=self.name))
         self._done.set()
         if self.exit is None:
@@ -452,27 +453,29 @@ class Connection:
 
     # -- incoming -------------------------------------------------------------------------
 
-    async def _read_loop(self) -> None:
-        transport = self.transport
-        dispatch = self._dispatch
-        cause: str | None = None
+    def _on_frames(self, frames: list[bytes]) -> None:
+        """The transport read ``frames``: act on them now."""
+        if self._ended:
+            return
         try:
-            while True:
-                frames = await transport.receive()
-                if frames is None:
-                    break
-                dispatch(frames)
-                if transport.oversized:
-                    self._on_oversized(transport.oversized)
-        except asyncio.CancelledError:
-            cause = "reader cancelled"
-            raise
+            self._dispatch(frames)
+            if self.transport.oversized:
+                self._on_oversized(self.transport.oversized)
         except Exception as exc:  # pragma: no cover - a bug here must not hang callers
             logger.exception("%s: reader failed", self.name)
-            cause = f"reader failed: {exc}"
-        finally:
-            if not self._closing:
-                await self._on_eof(cause)
+            self._end(f"reader failed: {exc}")
+
+    def _on_end(self) -> None:
+        """The transport's stream ended."""
+        self._end(None)
+
+    def _end(self, cause: str | None) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        if not self._closing:
+            loop = self._loop or asyncio.get_running_loop()
+            self._eof_task = loop.create_task(self._on_eof(cause), name=f"mcphost-eof-{self.name}")
 
     async def _on_eof(self, cause: str | None) -> None:
         info = await self.transport.exit_info(_EXIT_WAIT)

@@ -2,18 +2,22 @@
 
 Layer 2 (I/O). One :class:`ServerProcess` per stdio server. It owns:
 
-- the spawn: ``asyncio.create_subprocess_exec`` (never a shell, so arguments are never
+- the spawn: ``loop.subprocess_exec`` (never a shell, so arguments are never
   interpreted), in a new session and so a new process group, with an environment built
   from a small allow-list of the parent's variables plus the server's own ``env``;
-- the stderr drain task: every line goes to the ``mcphost.server.<name>`` logger and the
+- the pipes, through a protocol rather than streams: stdout bytes are handed to
+  ``on_stdout`` as the event loop reads them (no reader task to wake, no stream buffer to
+  copy through: a call's response is acted on in the same loop turn it arrives), and
+  writes go straight to the stdin pipe;
+- stderr: every line goes to the ``mcphost.server.<name>`` logger as it arrives and the
   last 50 lines are kept for error messages;
 - the shutdown ladder of the MCP stdio transport ("close the child's stdin, wait; then
   SIGTERM; then SIGKILL"), applied to the whole process group so that ``npx``-launched
   servers (npx runs node as a child) leave no orphan. Every step is bounded, and the
   ladder runs in its own task so a cancelled caller cannot interrupt it half-way.
 
-Exit is detected by polling ``returncode`` rather than ``Process.wait()``, which on some
-Python versions also waits for the pipes to close — never, if a grandchild holds them.
+Exit is detected by polling ``returncode`` rather than waiting for the transport to
+close, which also waits for the pipes to close — never, if a grandchild holds them.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, cast
 
 from .errors import ConfigurationError
 
@@ -44,7 +49,7 @@ ENV_ALLOWLIST: Final = (
 )
 STDERR_LINES: Final = 50
 _STDERR_LINE_MAX: Final = 4096
-_READ_SIZE: Final = 1 << 18
+_WRITE_HIGH_WATER: Final = 1 << 20
 
 
 def child_environment(parent: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
@@ -67,8 +72,39 @@ def resolve_command(command: str, env: Mapping[str, str], cwd: str | None) -> st
     return found
 
 
+class _ChildProtocol(asyncio.SubprocessProtocol):
+    """Hands the child's pipe events to its :class:`ServerProcess`."""
+
+    def __init__(self, owner: ServerProcess) -> None:
+        self._owner = owner
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self._owner._stdout_data(cast(bytes, data))
+        elif fd == 2:
+            self._owner._stderr_data(cast(bytes, data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._owner._stdout_closed()
+        elif fd == 2:
+            self._owner._stderr_closed()
+        elif fd == 0:
+            self._owner._stdin_closed()
+
+    def pause_writing(self) -> None:
+        self._owner.write_paused = True
+
+    def resume_writing(self) -> None:
+        self._owner._resume_writers()
+
+
 class ServerProcess:
-    """A spawned stdio server process and its stderr drain."""
+    """A spawned stdio server process: its pipes, stderr log and shutdown ladder.
+
+    Set ``on_stdout`` (called with each chunk read from stdout) and ``on_stdout_eof``
+    (called once, when stdout closes) before :meth:`start`.
+    """
 
     def __init__(
         self,
@@ -80,7 +116,6 @@ class ServerProcess:
         cwd: str | None = None,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
-        read_limit: int = _READ_SIZE,
     ) -> None:
         self.name = name
         self.command = command
@@ -89,11 +124,17 @@ class ServerProcess:
         self.cwd = cwd
         self.memory_limit = memory_limit
         self.cpu_limit = cpu_limit
-        self.read_limit = read_limit
-        self.proc: asyncio.subprocess.Process | None = None
+        self.on_stdout: Callable[[bytes], None] | None = None
+        self.on_stdout_eof: Callable[[], None] | None = None
         self.pgid: int | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._stderr_task: asyncio.Task[None] | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._stdin_lost = False
+        #: The stdin pipe holds more than its high-water mark: writers should ``drain()``.
+        self.write_paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._stderr_pending = b""
         self._stderr_done = asyncio.Event()
         self._shutdown_task: asyncio.Task[int | None] | None = None
         self.log = logging.getLogger(f"mcphost.server.{name}")
@@ -106,16 +147,17 @@ class ServerProcess:
             kwargs["start_new_session"] = True  # own session => own process group
             if self.memory_limit or self.cpu_limit:
                 kwargs["preexec_fn"] = self._apply_limits
+        loop = asyncio.get_running_loop()
         try:
-            self.proc = await asyncio.create_subprocess_exec(
+            transport, _ = await loop.subprocess_exec(
+                lambda: _ChildProtocol(self),
                 executable,
                 *self.args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
-                limit=self.read_limit,
                 **kwargs,
             )
         except OSError as exc:
@@ -123,11 +165,78 @@ class ServerProcess:
                 f"cannot start command {os.path.basename(self.command)!r}: {exc.strerror or exc}",
                 server=self.name,
             ) from exc
-        self.pgid = self.proc.pid if sys.platform != "win32" else None
-        self.log.debug("= started pid %s: %s %s", self.proc.pid, self.command, self.args)
-        self._stderr_task = asyncio.get_running_loop().create_task(
-            self._drain_stderr(), name=f"mcphost-stderr-{self.name}"
-        )
+        self._transport = transport
+        self._stdin = cast("asyncio.WriteTransport | None", transport.get_pipe_transport(0))
+        if self._stdin is not None:
+            # Writers are asked to wait only past 1 MiB: a burst of requests is never held
+            # back, a runaway writer is.
+            self._stdin.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
+        pid = transport.get_pid()
+        self.pgid = pid if sys.platform != "win32" else None
+        self.log.debug("= started pid %s: %s %s", pid, self.command, self.args)
+
+    # -- pipes ----------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        """Write to the child's stdin; never raises (a gone child shows as stdout EOF)."""
+        stdin = self._stdin
+        if stdin is None or self._stdin_lost:
+            return
+        try:
+            stdin.write(data)
+        except (OSError, RuntimeError) as exc:  # pragma: no cover - closed under our feet
+            self._stdin_lost = True
+            self.log.debug("! stdin write failed: %s", exc)
+
+    @property
+    def writable(self) -> bool:
+        """False once stdin is closed or broken: writes are dropped."""
+        return self._stdin is not None and not self._stdin_lost
+
+    async def drain(self) -> None:
+        """Wait until the stdin pipe is below its low-water mark (or gone)."""
+        if not self.write_paused or self._stdin_lost:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._drain_waiters.append(waiter)
+        await waiter
+
+    def _resume_writers(self) -> None:
+        self.write_paused = False
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _stdin_closed(self) -> None:
+        self._stdin_lost = True
+        self._resume_writers()
+
+    def _stdout_data(self, data: bytes) -> None:
+        handler = self.on_stdout
+        if handler is not None:
+            handler(data)
+
+    def _stdout_closed(self) -> None:
+        handler = self.on_stdout_eof
+        if handler is not None:
+            handler()
+
+    def _stderr_data(self, data: bytes) -> None:
+        pending = self._stderr_pending + data
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            self._stderr_line(raw)
+        if len(pending) > _STDERR_LINE_MAX:
+            self._stderr_line(pending)
+            pending = b""
+        self._stderr_pending = pending
+
+    def _stderr_closed(self) -> None:
+        if self._stderr_pending:
+            self._stderr_line(self._stderr_pending)
+            self._stderr_pending = b""
+        self._stderr_done.set()
 
     def _apply_limits(self) -> None:  # pragma: no cover - runs in the child after fork
         import resource
@@ -139,37 +248,14 @@ class ServerProcess:
 
     @property
     def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
+        return self._transport.get_pid() if self._transport is not None else None
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.returncode if self.proc else None
+        return self._transport.get_returncode() if self._transport is not None else None
 
     def stderr_lines(self) -> list[str]:
         return list(self.stderr_tail)
-
-    async def _drain_stderr(self) -> None:
-        assert self.proc is not None and self.proc.stderr is not None
-        stream = self.proc.stderr
-        pending = b""
-        try:
-            while True:
-                chunk = await stream.read(_READ_SIZE)
-                if not chunk:
-                    break
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for raw in lines:
-                    self._stderr_line(raw)
-                if len(pending) > _STDERR_LINE_MAX:
-                    self._stderr_line(pending)
-                    pending = b""
-            if pending:
-                self._stderr_line(pending)
-        except (OSError, ValueError) as exc:  # pragma: no cover - pipe errors are rare
-            self.log.debug("! stderr read failed: %s", exc)
-        finally:
-            self._stderr_done.set()
 
     def _stderr_line(self, raw: bytes) -> None:
         line = raw[:_STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r\n")
@@ -185,26 +271,26 @@ class ServerProcess:
 
     async def wait_exit(self, timeout: float) -> int | None:
         """Poll for the leader's exit for at most ``timeout`` seconds; return its code."""
-        proc = self.proc
-        if proc is None:
+        transport = self._transport
+        if transport is None:
             return None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         delay = 0.002
-        while proc.returncode is None:
+        while transport.get_returncode() is None:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return None
             await asyncio.sleep(min(delay, remaining))
             delay = min(delay * 2, 0.05)
-        return proc.returncode
+        return transport.get_returncode()
 
     def _signal_group(self, sig: int) -> bool:
         """Send ``sig`` to the whole process group; False if nothing was left to signal."""
         if self.pgid is None:
-            if self.proc is not None and self.proc.returncode is None:
+            if self._transport is not None and self.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
-                    self.proc.send_signal(sig)
+                    self._transport.send_signal(sig)
                 return True
             return False
         try:
@@ -217,7 +303,7 @@ class ServerProcess:
 
     def _group_alive(self) -> bool:
         if self.pgid is None:
-            return self.proc is not None and self.proc.returncode is None
+            return self._transport is not None and self.returncode is None
         try:
             os.killpg(self.pgid, 0)
         except (ProcessLookupError, PermissionError):
@@ -262,21 +348,22 @@ class ServerProcess:
             raise
 
     async def _ladder(self, timeout: float) -> int | None:
-        proc = self.proc
-        if proc is None:
+        transport = self._transport
+        if transport is None:
             return None
+        pid = transport.get_pid()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
-        if proc.returncode is None and proc.stdin is not None:
-            self.log.debug("x closing stdin of pid %s", proc.pid)
+        if self.returncode is None and self._stdin is not None:
+            self.log.debug("x closing stdin of pid %s", pid)
             with contextlib.suppress(Exception):
-                proc.stdin.close()
+                self._stdin.close()
             await self.wait_exit(max(0.0, timeout / 2))
-        if proc.returncode is None:
-            self.log.debug("x SIGTERM to group of pid %s", proc.pid)
+        if self.returncode is None:
+            self.log.debug("x SIGTERM to group of pid %s", pid)
             self._signal_group(signal.SIGTERM)
             await self.wait_exit(max(0.0, deadline - loop.time()))
-        if proc.returncode is None:
+        if self.returncode is None:
             self.log.warning("x server %s ignored SIGTERM; sending SIGKILL", self.name)
             self._signal_group(signal.SIGKILL)
             await self.wait_exit(5.0)
@@ -287,15 +374,11 @@ class ServerProcess:
                 self._signal_group(signal.SIGKILL)
                 await self._wait_group_gone(5.0)
         await self.wait_stderr(1.0)
-        if self._stderr_task is not None and not self._stderr_task.done():
-            self._stderr_task.cancel()
         with contextlib.suppress(Exception):
-            # Close the transport so asyncio does not warn about an unclosed pipe.
-            transport = getattr(proc, "_transport", None)
-            if transport is not None:
-                transport.close()
-        self.log.debug("x pid %s exited with %s", proc.pid, proc.returncode)
-        return proc.returncode
+            # Close the pipes so that asyncio does not warn about an unclosed transport.
+            transport.close()
+        self.log.debug("x pid %s exited with %s", pid, self.returncode)
+        return self.returncode
 
 
 def _group_has_live_member(pgid: int) -> bool:

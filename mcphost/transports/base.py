@@ -1,12 +1,16 @@
 """The transport interface every transport implements.
 
 Layer 2. A transport carries whole JSON-RPC messages as ``bytes`` in both directions:
-``send`` queues one message, ``receive`` returns the next messages that arrived (``None`` at
-end of stream; an empty list when only an oversized line arrived). Lines longer than the limit are reported through ``oversized``.
+``send`` queues one message; what arrives is pushed to the receiver given to
+``set_receiver`` as soon as it is read — ``on_frames(messages)`` (an empty list when only
+an oversized line arrived; lines longer than the limit are reported through
+``oversized``), then ``on_end()`` once at the end of the stream. Pushing rather than
+awaiting a read saves a task wake-up per read, and a loop turn per call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from ..framing import Oversized
@@ -37,13 +41,16 @@ class Transport(Protocol):
         """Queue one encoded message. Messages queued in one event-loop turn may go out
         together; ``now=True`` asks for this one (and any queued before it) to go at once."""
 
-    #: The sender should ``await drain()`` before sending more (kept as an attribute: it
-    #: is read once per request).
-    needs_drain: bool
+    @property
+    def needs_drain(self) -> bool:
+        """The sender should ``await drain()`` before sending more (read once per request)."""
+
+    def set_receiver(
+        self, on_frames: Callable[[list[bytes]], None], on_end: Callable[[], None]
+    ) -> None:
+        """Where messages go from now on (any that came earlier are handed over at once)."""
 
     async def drain(self) -> None: ...
-
-    async def receive(self) -> list[bytes] | None: ...
 
     async def exit_info(self, timeout: float) -> ExitInfo: ...
 

@@ -1,15 +1,15 @@
 """stdio transport: newline-delimited JSON over a child process's stdin and stdout.
 
-Layer 2. Bytes read from stdout go through :class:`~mcphost.framing.LineFramer`; writes go
-to stdin with a newline appended. Writes never raise once the child is gone: the reader
-sees end of stream and the connection layer fails what is pending.
+Layer 2. Bytes read from stdout go through :class:`~mcphost.framing.LineFramer` as the
+event loop reads them, and the complete lines go to the receiver at once (no reader task);
+writes go to stdin with a newline appended. Writes never raise once the child is gone: the
+receiver sees the end of the stream and the connection layer fails what is pending.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from ..framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
@@ -18,10 +18,6 @@ from .base import ExitInfo
 
 __all__ = ["StdioTransport"]
 
-logger = logging.getLogger("mcphost.transports.stdio")
-
-_READ_SIZE: Final = 1 << 18
-_HIGH_WATER: Final = 1 << 20
 #: A loop turn's writes are gathered into one, but no more than this many bytes wait: the
 #: server starts on the first requests of a big burst while the rest are being produced.
 _EAGER_BYTES: Final = 8192
@@ -52,27 +48,62 @@ class StdioTransport:
             memory_limit=memory_limit,
             cpu_limit=cpu_limit,
         )
+        self.process.on_stdout = self._on_stdout
+        self.process.on_stdout_eof = self._on_stdout_eof
         self._framer = LineFramer(max_message_size)
         self.oversized: list[Oversized] = self._framer.oversized
-        self._stdin_transport: object | None = None
-        self._broken = False
+        self._on_frames: Callable[[list[bytes]], None] | None = None
+        self._on_end: Callable[[], None] | None = None
+        self._early: list[bytes] = []  # lines that came before there was a receiver
         self._eof = False
         # Messages sent in one event-loop turn go out in one write (one system call),
         # joined with newlines at the flush.
         self._wbuf: list[bytes] = []
         self._wbuf_bytes = 0
         self._flush_scheduled = False
-        #: The pipe holds more than the high-water mark: a sender should await ``drain()``
-        #: (set at each write, so that asking costs an attribute read).
-        self.needs_drain = False
 
     async def start(self) -> None:
         await self.process.start()
 
+    # -- receiving --------------------------------------------------------------------------
+
+    def set_receiver(
+        self, on_frames: Callable[[list[bytes]], None], on_end: Callable[[], None]
+    ) -> None:
+        self._on_frames = on_frames
+        self._on_end = on_end
+        early, self._early = self._early, []
+        if early or self.oversized:
+            on_frames(early)
+        if self._eof:
+            on_end()
+
+    def _on_stdout(self, data: bytes) -> None:
+        lines = self._framer.feed(data)
+        if lines or self.oversized:
+            self._deliver(lines)
+
+    def _on_stdout_eof(self) -> None:
+        if self._eof:
+            return
+        self._eof = True
+        lines = self._framer.feed_eof()
+        if lines:
+            self._deliver(lines)
+        if self._on_end is not None:
+            self._on_end()
+
+    def _deliver(self, lines: list[bytes]) -> None:
+        on_frames = self._on_frames
+        if on_frames is None:
+            self._early.extend(lines)
+        else:
+            on_frames(lines)
+
+    # -- sending ----------------------------------------------------------------------------
+
     def send(self, data: bytes, now: bool = False) -> None:
         """Queue one message; ``now`` writes it (and anything queued) at once."""
-        if self._broken:
-            return
         self._wbuf.append(data)
         self._wbuf_bytes += len(data) + 1
         if now or self._wbuf_bytes >= _EAGER_BYTES:
@@ -90,50 +121,16 @@ class StdioTransport:
         data = b"\n".join(buf)
         buf.clear()
         self._wbuf_bytes = 0
-        proc = self.process.proc
-        if self._broken or proc is None or proc.stdin is None:
-            return
-        try:
-            proc.stdin.write(data)
-            self.needs_drain = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
-        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
-            # The child is gone: the reader will see EOF and fail what is pending.
-            self._broken = True
-            self.needs_drain = False
-            logger.debug("! %s: write failed: %s", self.name, exc)
+        self.process.write(data)
+
+    @property
+    def needs_drain(self) -> bool:
+        """The stdin pipe holds more than its high-water mark: senders should drain."""
+        return self.process.write_paused
 
     async def drain(self) -> None:
         self._flush()
-        proc = self.process.proc
-        if proc is None or proc.stdin is None or self._broken:
-            return
-        try:
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            self._broken = True
-            self.needs_drain = False
-            logger.debug("! %s: drain failed: %s", self.name, exc)
-            return
-        self.needs_drain = proc.stdin.transport.get_write_buffer_size() > _HIGH_WATER
-
-    async def receive(self) -> list[bytes] | None:
-        proc = self.process.proc
-        if proc is None or proc.stdout is None or self._eof:
-            return None
-        stdout = proc.stdout
-        framer = self._framer
-        while True:
-            try:
-                chunk = await stdout.read(_READ_SIZE)
-            except (OSError, ValueError) as exc:  # pragma: no cover - rare pipe errors
-                logger.debug("! %s: read failed: %s", self.name, exc)
-                chunk = b""
-            if not chunk:
-                self._eof = True
-                return framer.feed_eof() or None
-            lines = framer.feed(chunk)
-            if lines or framer.oversized:
-                return lines
+        await self.process.drain()
 
     async def exit_info(self, timeout: float) -> ExitInfo:
         code = await self.process.wait_exit(timeout)
