@@ -132,7 +132,9 @@ class Connection:
     ) -> None:
         self.name = name
         self.transport = transport
-        self.request_timeout = request_timeout
+        # Fixed for the connection's life: calls on it expire in sending order only while
+        # it does not change (read-only below).
+        self._request_timeout = request_timeout
         self.on_request = on_request
         self.on_notification = on_notification
         self.on_closed = on_closed
@@ -172,6 +174,11 @@ class Connection:
         once, in the same loop turn."""
         self._loop = asyncio.get_running_loop()
         self.transport.set_receiver(self._on_frames, self._on_end)
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds a request waits by default (``0`` or ``math.inf``: no timeout)."""
+        return self._request_timeout
 
     @property
     def closed(self) -> bool:
@@ -305,7 +312,7 @@ class Connection:
         self.transport.send(data, len(self._pending) == 1)
         self.stats.requests += 1
         if timeout is None and max_timeout is None and not reset_timeout_on_progress:
-            seconds = self.request_timeout
+            seconds = self._request_timeout
             if 0 < seconds < _INF:
                 expires = call.expires = _monotonic() + seconds
                 if expires < self._watchdog_at:
@@ -323,7 +330,7 @@ class Connection:
         max_timeout: float | None,
     ) -> None:
         """Any timeout but the plain default: own timer (resets, hard maximum) or a queue."""
-        seconds = self.request_timeout if timeout is None else timeout
+        seconds = self._request_timeout if timeout is None else timeout
         rid = call.rid
         if 0 < seconds < math.inf:
             call.timeout = seconds
@@ -333,7 +340,7 @@ class Connection:
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
             elif reset and call.progress is not None:
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
-            elif seconds == self.request_timeout:
+            elif seconds == self._request_timeout:
                 expires = call.expires = _monotonic() + seconds
                 if expires < self._watchdog_at:
                     self._arm_watchdog(loop, expires)
@@ -446,7 +453,7 @@ class Connection:
             if hard and call.deadline < math.inf:
                 what = "reached its hard maximum time"
             else:
-                what = f"timed out after {call.timeout or self.request_timeout:g} s"
+                what = f"timed out after {call.timeout or self._request_timeout:g} s"
             call.future.set_exception(
                 TimeoutError(f"{call.method} {what}", server=self.name)
             )

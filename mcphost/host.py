@@ -583,7 +583,7 @@ class MCPHost:
         stats.record_result(elapsed, is_error)
         if not route.plain and route.has_output and not is_error and self.validate_output != "off":
             self._check_output(handle, route.tool, result)
-        return result  # a CallToolResult: checked above (no cast(): a call per call)
+        return result  # a CallToolResult, as checked above
 
     def _route_tool(self, name: str) -> _ToolRoute:
         """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""

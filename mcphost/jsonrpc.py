@@ -225,8 +225,8 @@ class Correlator(Generic[W]):
     __slots__ = ("_abandoned", "_abandoned_max", "ids", "pending")
 
     def __init__(self, *, abandoned_memory: int = 4096) -> None:
-        #: The id source: ``next(correlator.ids)`` is what ``next_id()`` does, without the
-        #: method call (for a hot path that registers its waiter in ``pending`` itself).
+        #: The id source. A hot path may take ``next(correlator.ids)`` and register its
+        #: waiter in ``pending`` itself (the waiter can then hold its own id).
         self.ids = itertools.count(1)
         self.pending: dict[int | str, W] = {}
         self._abandoned: OrderedDict[int | str, None] = OrderedDict()
@@ -237,11 +237,6 @@ class Correlator(Generic[W]):
         request_id = next(self.ids)
         self.pending[request_id] = waiter
         return request_id
-
-    def next_id(self) -> int:
-        """A fresh id, for a caller that registers its waiter in ``pending`` itself (the
-        waiter holds its id)."""
-        return next(self.ids)
 
     def pop(self, request_id: Any) -> W | None:
         """Remove and return the waiter for a response id.

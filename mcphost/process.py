@@ -188,11 +188,6 @@ class ServerProcess:
             self._stdin_lost = True
             self.log.debug("! stdin write failed: %s", exc)
 
-    @property
-    def writable(self) -> bool:
-        """False once stdin is closed or broken: writes are dropped."""
-        return self._stdin is not None and not self._stdin_lost
-
     async def drain(self) -> None:
         """Wait until the stdin pipe is below its low-water mark (or gone)."""
         if not self.write_paused or self._stdin_lost:

@@ -698,6 +698,8 @@ def _named_properties(props: dict[str, Node], checks: dict[str, Check], known: f
     if known is None:
         return named
 
+    # The loops of named() again rather than a call to it: this runs for every argument
+    # check of a tool whose schema says additionalProperties: false.
     def closed(x: Any) -> bool:
         if not known.issuperset(x):
             return False
