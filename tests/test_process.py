@@ -1,0 +1,76 @@
+"""ServerProcess on its own: the pipes as a protocol, stderr, write back-pressure."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+import pytest
+
+from mcphost.process import ServerProcess
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+
+def child(code: str) -> ServerProcess:
+    return ServerProcess("t", sys.executable, ["-c", code], env=dict(os.environ))
+
+
+async def test_stdout_is_pushed_in_order_then_eof_once() -> None:
+    proc = child("import sys\nfor i in range(3): sys.stdout.write(f'line {i}\\n'); sys.stdout.flush()")
+    chunks: list[bytes] = []
+    ends: list[bool] = []
+    proc.on_stdout = chunks.append
+    proc.on_stdout_eof = lambda: ends.append(True)
+    await proc.start()
+    assert await proc.wait_exit(10) == 0
+    for _ in range(100):
+        if ends:
+            break
+        await asyncio.sleep(0.01)
+    assert b"".join(chunks) == b"line 0\nline 1\nline 2\n"
+    assert ends == [True]
+    await proc.shutdown(2)
+
+
+async def test_stderr_lines_are_logged_and_kept_with_a_last_partial_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcphost.server.t")
+    proc = child("import sys\nsys.stderr.write('first\\n\\n  \\nsecond\\r\\nno newline at the end')")
+    await proc.start()
+    assert await proc.wait_exit(10) == 0
+    await proc.wait_stderr(5)
+    assert proc.stderr_lines() == ["first", "second", "no newline at the end"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "mcphost.server.t"]
+    assert "first" in logged and "no newline at the end" in logged
+    await proc.shutdown(2)
+
+
+async def test_writes_past_the_high_water_mark_make_writers_wait_until_the_child_goes() -> None:
+    # The child never reads its stdin: past 1 MiB queued, writers are asked to wait, and
+    # drain() returns once the pipe is gone (nothing waits forever on a dead child).
+    proc = child("import time\ntime.sleep(30)")
+    await proc.start()
+    for _ in range(40):
+        proc.write(b"x" * 65536 + b"\n")
+    assert proc.write_paused
+    drained = asyncio.get_running_loop().create_task(proc.drain())
+    await asyncio.sleep(0.1)
+    assert not drained.done()
+    await proc.shutdown(1)
+    await asyncio.wait_for(drained, 5)
+    proc.write(b"dropped\n")  # after the end: dropped, never raises
+
+
+async def test_writes_resume_when_the_child_reads() -> None:
+    proc = child("import sys\nwhile sys.stdin.buffer.read(1 << 16): pass")
+    await proc.start()
+    for _ in range(40):
+        proc.write(b"y" * 65536 + b"\n")
+    assert proc.write_paused
+    await asyncio.wait_for(proc.drain(), 10)
+    assert not proc.write_paused
+    await proc.shutdown(5)
