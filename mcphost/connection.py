@@ -696,14 +696,8 @@ class Connection:
             self._on_progress(params)
             return
         self.stats.notifications += 1
-        checker = self.checker
-        if checker is not None:
-            try:
-                checker.notification(method, params)
-            except ProtocolError as exc:  # strict mode: the notification is not acted on
-                self.stats.protocol_errors += 1
-                logger.warning("%s: dropped: %s", self.name, exc.message)
-                return
+        if self.checker is not None and not self._notification_passes(method, params):
+            return
         if type(params) is not dict:
             params = {}
         if method == "notifications/cancelled":
@@ -721,13 +715,10 @@ class Connection:
         checker = self.checker
         if checker is not None:
             plain = checker.plain_notifications.get("notifications/progress")
-            if plain is None or not plain(params):
-                try:
-                    checker.notification("notifications/progress", params)
-                except ProtocolError as exc:  # strict mode: the notification is not acted on
-                    self.stats.protocol_errors += 1
-                    logger.warning("%s: dropped: %s", self.name, exc.message)
-                    return
+            if (plain is None or not plain(params)) and not self._notification_passes(
+                "notifications/progress", params
+            ):
+                return
         if type(params) is not dict:
             params = {}
         try:
@@ -747,6 +738,16 @@ class Connection:
                     logger.exception("%s: progress callback failed", self.name)
         if self.forward_progress:
             self._notify_handler("notifications/progress", params)
+
+    def _notification_passes(self, method: str, params: Any) -> bool:
+        """The checker's full look at a notification; False if it is to be dropped."""
+        try:
+            self.checker.notification(method, params)
+        except ProtocolError as exc:  # strict mode: the notification is not acted on
+            self.stats.protocol_errors += 1
+            logger.warning("%s: dropped: %s", self.name, exc.message)
+            return False
+        return True
 
     def _notify_handler(self, method: str, params: dict[str, Any]) -> None:
         handler = self.on_notification
