@@ -234,6 +234,37 @@ def test_python_subclasses_and_tuples() -> None:
     assert not v.is_valid({"l": (1, 2, 3)})
 
 
+@pytest.mark.parametrize("additional", [None, True, False])
+def test_bare_type_properties_take_the_fast_path_with_the_same_answers(
+    additional: bool | None,
+) -> None:
+    # A property whose schema is only a type is accepted by its exact Python type; every
+    # other value still gets the full check (1.0 is an integer, True is not, subclasses).
+    class Color(enum.IntEnum):
+        RED = 1
+
+    class Name(str):
+        pass
+
+    sch: dict[str, Any] = {"type": "object", "properties": {
+        "i": {"type": "integer"}, "n": {"type": "number"}, "s": {"type": "string"},
+        "b": {"type": "boolean"}, "z": {"type": "null"}, "o": {"type": "object"},
+        "a": {"type": "array"}, "u": {"type": ["string", "null"]},
+        "m": {"type": "integer", "minimum": 0},
+    }}
+    if additional is not None:
+        sch["additionalProperties"] = additional
+    v = schema.compile(sch)
+    good = {"i": 1, "n": 2.5, "s": "x", "b": False, "z": None, "o": {}, "a": [], "u": None, "m": 0}
+    assert v.is_valid(good)
+    assert v.is_valid({**good, "i": 1.0, "n": 3, "s": Name("x"), "a": (1,), "m": Color.RED})
+    for key, bad in [("i", 1.5), ("i", True), ("n", "1"), ("s", 1), ("b", 0), ("z", 0),
+                     ("o", []), ("a", {}), ("u", 1), ("m", -1)]:
+        assert not v.is_valid({**good, key: bad}), (key, bad)
+        assert v.iter_errors({**good, key: bad})[0].path == f"$.{key}"
+    assert v.is_valid({**good, "extra": 1}) is (additional is not False)
+
+
 def test_string_length_counts_code_points() -> None:
     assert schema.compile({"maxLength": 1}).is_valid("\U0001f600")
 
