@@ -28,6 +28,7 @@ from typing import Any, Final, cast
 
 from . import jsonrpc
 from .client_tasks import TASK_METHODS
+from .connection import Connection
 from .errors import (
     ConfigurationError,
     MCPHostError,
@@ -83,12 +84,17 @@ _clock: Final = time.perf_counter
 class _ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "plain", "stats", "task_support",
-                 "tool", "validator")
+    __slots__ = ("connection", "generation", "handle", "has_output", "name", "plain", "stats",
+                 "task_support", "tool", "validator")
 
-    def __init__(self, handle: ServerHandle, name: str, tool: dict[str, Any]) -> None:
+    def __init__(
+        self, handle: ServerHandle, connection: Connection, name: str, tool: dict[str, Any]
+    ) -> None:
         self.handle = handle
-        self.generation = handle.tools_generation
+        #: Valid while the handle's route generation is this one (same tools, same state,
+        #: same connection).
+        self.generation = handle.route_generation
+        self.connection = connection
         self.name = name
         self.tool = tool
         self.validator: Any = None  # compiled on first use; False when there is none
@@ -517,12 +523,10 @@ class MCPHost:
             ServerError, TimeoutError, ServerUnavailableError, ProtocolError.
         """
         route = self._tool_routes.get(name)
-        if route is None or route.generation != route.handle.tools_generation:
-            route = self._route_tool(name)
+        if route is None or route.generation != route.handle.route_generation:
+            route = self._route_tool(name)  # raises if the server is not ready, saying why
         handle = route.handle
-        conn = handle.connection
-        if handle.state != "ready" or conn is None:
-            conn = handle.require_ready()  # raises, saying why
+        conn = route.connection
         if type(params) is dict:
             arguments = params
         else:
@@ -588,7 +592,7 @@ class MCPHost:
     def _route_tool(self, name: str) -> _ToolRoute:
         """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""
         handle, tool_name = self._split(name, "tool")
-        handle.require_ready()  # a server that is not running says so before "unknown tool"
+        conn = handle.require_ready()  # a server that is not running says so before "unknown tool"
         tool = handle.tool_index.get(tool_name)
         if tool is None:
             if tool_name in handle.hidden_tools:
@@ -599,7 +603,7 @@ class MCPHost:
             raise RoutingError(
                 f"unknown tool {tool_name!r} (tools of {handle.name}: {known})", server=handle.name
             )
-        route = _ToolRoute(handle, tool_name, tool)
+        route = _ToolRoute(handle, conn, tool_name, tool)
         if len(self._tool_routes) >= _ROUTE_CACHE:
             self._tool_routes.clear()
         self._tool_routes[name] = route

@@ -93,7 +93,7 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
             self._owner._stdin_closed()
 
     def pause_writing(self) -> None:
-        self._owner.write_paused = True
+        self._owner._pause_writers()
 
     def resume_writing(self) -> None:
         self._owner._resume_writers()
@@ -102,8 +102,8 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
 class ServerProcess:
     """A spawned stdio server process: its pipes, stderr log and shutdown ladder.
 
-    Set ``on_stdout`` (called with each chunk read from stdout) and ``on_stdout_eof``
-    (called once, when stdout closes) before :meth:`start`.
+    Set ``on_stdout`` (called with each chunk read from stdout), ``on_stdout_eof``
+    (called once, when stdout closes) and ``on_write_paused`` before :meth:`start`.
     """
 
     def __init__(
@@ -126,6 +126,8 @@ class ServerProcess:
         self.cpu_limit = cpu_limit
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
+        #: Called with True when writers should wait (``write_paused``), False when not.
+        self.on_write_paused: Callable[[bool], None] | None = None
         self.pgid: int | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._transport: asyncio.SubprocessTransport | None = None
@@ -196,8 +198,15 @@ class ServerProcess:
         self._drain_waiters.append(waiter)
         await waiter
 
+    def _pause_writers(self) -> None:
+        self.write_paused = True
+        if self.on_write_paused is not None:
+            self.on_write_paused(True)
+
     def _resume_writers(self) -> None:
         self.write_paused = False
+        if self.on_write_paused is not None:
+            self.on_write_paused(False)
         waiters, self._drain_waiters = self._drain_waiters, []
         for waiter in waiters:
             if not waiter.done():

@@ -77,7 +77,10 @@ class ServerHandle:
         #: Tasks this server asked the host to run (task-augmented sampling/elicitation).
         self.client_tasks: ClientTasks | None = None
         self.config = config
-        self.state = "disabled" if not config.enabled else "stopped"
+        #: Bumped whenever what a cached tool route knows may change: the tool list, the
+        #: state, the connection. A route of an older generation is stale.
+        self.route_generation = 0
+        self._state = "disabled" if not config.enabled else "stopped"
         self.environ = environ
         self.request_timeout = config.request_timeout or request_timeout
         self.shutdown_timeout = config.shutdown_timeout or shutdown_timeout
@@ -105,8 +108,16 @@ class ServerHandle:
         self._ready = False
         self.validators: dict[str, Any] = {}
         self.output_validators: dict[str, Any] = {}
-        #: Bumped each time the tool list is replaced; cached routes of older lists are stale.
-        self.tools_generation = 0
+
+    @property
+    def state(self) -> str:
+        """``stopped``, ``starting``, ``ready``, ``failed`` or ``disabled``."""
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
+        self.route_generation += 1
 
     # -- start ----------------------------------------------------------------------------
 
@@ -276,7 +287,7 @@ class ServerHandle:
             # Validators are compiled per tool on first use, and again after a change.
             self.validators = {}
             self.output_validators = {}
-            self.tools_generation += 1
+            self.route_generation += 1
         else:
             setattr(self, kind, items)
 

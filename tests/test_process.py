@@ -67,10 +67,13 @@ async def test_writes_past_the_high_water_mark_make_writers_wait_until_the_child
 
 async def test_writes_resume_when_the_child_reads() -> None:
     proc = child("import sys\nwhile sys.stdin.buffer.read(1 << 16): pass")
+    seen: list[bool] = []
+    proc.on_write_paused = seen.append
     await proc.start()
     for _ in range(40):
         proc.write(b"y" * 65536 + b"\n")
     assert proc.write_paused
     await asyncio.wait_for(proc.drain(), 10)
     assert not proc.write_paused
+    assert seen == [True, False]
     await proc.shutdown(5)

@@ -41,9 +41,9 @@ class Transport(Protocol):
         """Queue one encoded message. Messages queued in one event-loop turn may go out
         together; ``now=True`` asks for this one (and any queued before it) to go at once."""
 
-    @property
-    def needs_drain(self) -> bool:
-        """The sender should ``await drain()`` before sending more (read once per request)."""
+    #: The sender should ``await drain()`` before sending more (an attribute: it is read
+    #: once per request).
+    needs_drain: bool
 
     def set_receiver(
         self, on_frames: Callable[[list[bytes]], None], on_end: Callable[[], None]

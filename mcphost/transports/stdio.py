@@ -50,6 +50,10 @@ class StdioTransport:
         )
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
+        self.process.on_write_paused = self._on_write_paused
+        #: The stdin pipe holds more than its high-water mark: senders should ``drain()``
+        #: (an attribute, kept up to date by the process: it is read once per request).
+        self.needs_drain = False
         self._framer = LineFramer(max_message_size)
         self.oversized: list[Oversized] = self._framer.oversized
         self._on_frames: Callable[[list[bytes]], None] | None = None
@@ -123,10 +127,8 @@ class StdioTransport:
         self._wbuf_bytes = 0
         self.process.write(data)
 
-    @property
-    def needs_drain(self) -> bool:
-        """The stdin pipe holds more than its high-water mark: senders should drain."""
-        return self.process.write_paused
+    def _on_write_paused(self, paused: bool) -> None:
+        self.needs_drain = paused
 
     async def drain(self) -> None:
         self._flush()
