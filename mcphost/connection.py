@@ -311,14 +311,20 @@ class Connection:
         # gather this loop turn's requests into one write.
         self.transport.send(data, len(self._pending) == 1)
         self.stats.requests += 1
-        if timeout is None and max_timeout is None and not reset_timeout_on_progress:
+        reset = reset_timeout_on_progress and progress is not None
+        if (
+            (timeout is None or timeout == self._request_timeout)
+            and not reset
+            and (max_timeout is None or max_timeout <= 0)
+        ):
+            # The connection's default: watched in sending order, no timer of its own.
             seconds = self._request_timeout
             if 0 < seconds < _INF:
                 expires = call.expires = _monotonic() + seconds
                 if expires < self._watchdog_at:
                     self._arm_watchdog(loop, expires)
         else:
-            self._set_timeout(loop, call, timeout, reset_timeout_on_progress, max_timeout)
+            self._set_timeout(loop, call, timeout, reset, max_timeout)
         return call
 
     def _set_timeout(
@@ -329,7 +335,8 @@ class Connection:
         reset: bool,
         max_timeout: float | None,
     ) -> None:
-        """Any timeout but the plain default: own timer (resets, hard maximum) or a queue."""
+        """Any timeout but the plain default: own timer (resets on progress, hard maximum)
+        or the queue of its value."""
         seconds = self._request_timeout if timeout is None else timeout
         rid = call.rid
         if 0 < seconds < math.inf:
@@ -338,12 +345,8 @@ class Connection:
                 call.deadline = loop.time() + max_timeout
                 seconds = min(seconds, max_timeout)
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
-            elif reset and call.progress is not None:
+            elif reset:
                 call.timer = loop.call_later(seconds, self._on_timeout, rid)
-            elif seconds == self._request_timeout:
-                expires = call.expires = _monotonic() + seconds
-                if expires < self._watchdog_at:
-                    self._arm_watchdog(loop, expires)
             else:
                 self._add_deadline(loop, seconds, rid)
             call.reset = reset
