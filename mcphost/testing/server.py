@@ -702,25 +702,23 @@ class FakeServer:
             result["nextCursor"] = _encode_cursor(key, start + size)
         return result
 
-    def m_tools_list(self, call: Call) -> Msg:
+    def _list(self, call: Call, items: list[Msg], private: frozenset[str], key: str) -> Msg:
+        """One page of ``items`` under ``key``, without the fake's private fields."""
         with self._cond:
-            tools = [_public(t, _PRIVATE_TOOL_KEYS) for t in self.tools]
-        return self._paginate(call, tools, "tools")
+            public = [_public(item, private) for item in items]
+        return self._paginate(call, public, key)
+
+    def m_tools_list(self, call: Call) -> Msg:
+        return self._list(call, self.tools, _PRIVATE_TOOL_KEYS, "tools")
 
     def m_prompts_list(self, call: Call) -> Msg:
-        with self._cond:
-            prompts = [_public(p, _PRIVATE_PROMPT_KEYS) for p in self.prompts]
-        return self._paginate(call, prompts, "prompts")
+        return self._list(call, self.prompts, _PRIVATE_PROMPT_KEYS, "prompts")
 
     def m_resources_list(self, call: Call) -> Msg:
-        with self._cond:
-            resources = [_public(r, _PRIVATE_RESOURCE_KEYS) for r in self.resources]
-        return self._paginate(call, resources, "resources")
+        return self._list(call, self.resources, _PRIVATE_RESOURCE_KEYS, "resources")
 
     def m_templates_list(self, call: Call) -> Msg:
-        with self._cond:
-            templates = [_public(r, _PRIVATE_RESOURCE_KEYS) for r in self.templates]
-        return self._paginate(call, templates, "resourceTemplates")
+        return self._list(call, self.templates, _PRIVATE_RESOURCE_KEYS, "resourceTemplates")
 
     def m_prompts_get(self, call: Call) -> Msg:
         name = call.params.get("name")
