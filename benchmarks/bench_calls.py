@@ -174,7 +174,7 @@ class Bench:
 
 
 def environment(bench: Bench) -> str:
-    from mcphost.jsonrpc import USING_ORJSON
+    from mcphost._json import USING_ORJSON
 
     return (
         f"python {sys.version.split()[0]}, json codec: "

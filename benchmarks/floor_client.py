@@ -2,7 +2,7 @@
 
 One child process over pipes, one reader task splitting lines out of
 ``stdout.read(1 << 18)``, a dict of futures keyed by request id, and the same JSON codec
-mcphost uses (``mcphost.jsonrpc.dumps``/``loads``: orjson when installed). No validation,
+mcphost uses (``mcphost.protocol.jsonrpc.dumps``/``loads``: orjson when installed). No validation,
 no timeouts, no metrics, no error handling beyond what keeps the benchmark honest. What
 mcphost spends above this is its own overhead; the benchmarks report mcphost / floor.
 
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcphost.jsonrpc import dumps, loads
+from mcphost.protocol.jsonrpc import dumps, loads
 
 PROTOCOL_VERSION = "2025-06-18"
 

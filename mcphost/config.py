@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from mcphost._json import json_kind
 from mcphost.errors import ConfigurationError, ValidationError
 from mcphost.jsonpos import Document, JSONPath, display_name, format_path, loads
-from mcphost.jsonrpc import json_kind
 
 if TYPE_CHECKING:
     from mcphost.schema import Validator

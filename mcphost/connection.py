@@ -30,7 +30,6 @@ from collections.abc import Awaitable, Callable
 from time import monotonic as _monotonic
 from typing import Any, Final
 
-from . import jsonrpc
 from .errors import (
     MCPHostError,
     ProtocolError,
@@ -38,9 +37,10 @@ from .errors import (
     ServerUnavailableError,
     TimeoutError,
 )
-from .framing import Oversized
-from .jsonrpc import dumps, loads
+from .protocol import jsonrpc
+from .protocol.jsonrpc import dumps, loads
 from .transports.base import ExitInfo, Transport
+from .wire.framing import Oversized
 
 __all__ = ["Connection", "ConnectionStats", "RequestHandler", "NotificationHandler"]
 
@@ -160,7 +160,7 @@ class Connection:
         self._watchdog: asyncio.TimerHandle | None = None
         self._watchdog_at = math.inf
         #: Checks what the server sends against the MCP schemas of the negotiated version
-        #: (a :class:`~mcphost.messages.MessageChecker`); ``None``: nothing is checked.
+        #: (a :class:`~mcphost.protocol.messages.MessageChecker`); ``None``: nothing is checked.
         self.checker: Any = None
         #: Pass progress notifications on to ``on_notification`` too (the host sets this
         #: while the application has ``on_progress`` handlers; per-call callbacks are

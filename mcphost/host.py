@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-from . import jsonrpc
-from .client_tasks import TASK_METHODS
+from .client.served_tasks import TASK_METHODS
+from .client.tasks import TaskHandle
 from .connection import Connection
 from .errors import (
     ConfigurationError,
@@ -39,11 +39,11 @@ from .errors import (
     TimeoutError,
     ValidationError,
 )
-from .framing import DEFAULT_MAX_SIZE
-from .jsonrpc import RpcError
+from .protocol import jsonrpc
+from .protocol.jsonrpc import RpcError
+from .protocol.legacy import Session, client_capabilities
+from .protocol.uritemplate import compile_template
 from .server import ServerHandle
-from .session import Session, client_capabilities
-from .tasks import TaskHandle
 from .types import (
     GetPromptResult,
     HostEvent,
@@ -52,8 +52,8 @@ from .types import (
     Root,
     ServerInfo,
 )
-from .uritemplate import compile_template
 from .version import __version__
+from .wire.framing import DEFAULT_MAX_SIZE
 
 __all__ = ["MCPHost"]
 
@@ -513,7 +513,7 @@ class MCPHost:
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
         With ``task=True`` (or ``{"ttl": ms}``), or for a tool whose
         ``execution.taskSupport`` is ``"required"``, the call creates a server task
-        (protocol 2025-11-25) and a :class:`~mcphost.tasks.TaskHandle` is returned at
+        (protocol 2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at
         once; ``await`` it for the result.
 
         Raises:
@@ -700,7 +700,7 @@ class MCPHost:
             from .schema import compile as compile_schema
         except ImportError:  # pragma: no cover - the validator ships with the package
             return False
-        dialect = "2020-12" if handle.session.has_tasks else "draft-07"
+        dialect = handle.session.version.schema_dialect
         try:
             return compile_schema(schema, default_dialect=dialect)
         except MCPHostError as exc:

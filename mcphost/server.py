@@ -2,7 +2,7 @@
 
 Layer 4. A :class:`ServerHandle` ties a :class:`~mcphost.config.ServerConfig` to its
 transport, :class:`~mcphost.connection.Connection` and
-:class:`~mcphost.session.Session`, and keeps what the server offers. Lists are replaced
+:class:`~mcphost.protocol.legacy.Session`, and keeps what the server offers. Lists are replaced
 whole (one assignment each), so a reader never sees a half-refreshed registry.
 """
 
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from .client_tasks import ClientTasks
+from .client.served_tasks import ClientTasks
 from .connection import Connection
 from .errors import (
     ConfigurationError,
@@ -25,7 +25,7 @@ from .errors import (
 )
 from .metrics import Metrics
 from .process import child_environment
-from .session import Session
+from .protocol.legacy import Session
 from .transports.base import Transport
 from .transports.stdio import StdioTransport
 
@@ -206,7 +206,7 @@ class ServerHandle:
             raise ProtocolError(exc.message, server=self.name) from None
         if self.validate_messages != "off":
             # Imported here: the schemas cost nothing to a host that never checks messages.
-            from .messages import MessageChecker
+            from .protocol.messages import MessageChecker
 
             checker = MessageChecker(
                 self.name, str(session.protocol_version), self.validate_messages, logger

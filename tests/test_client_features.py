@@ -248,8 +248,8 @@ TASK_SPEC = {
 
 
 async def test_tasks_complete_fail_and_cancel() -> None:
+    from mcphost.client.tasks import TaskHandle
     from mcphost.errors import ServerError
-    from mcphost.tasks import TaskHandle
 
     async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
         handle = await host.call_tool("a.slow", {"x": 1}, task=True)

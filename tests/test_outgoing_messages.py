@@ -6,7 +6,7 @@ discovery, tool calls with progress, a timeout and a caller's cancellation (both
 ``notifications/cancelled``), prompts, resources, templates, subscriptions, completions,
 log levels, roots changes, answers to the server's own requests (roots, sampling,
 elicitation, ping) and, on 2025-11-25, tasks. Each recorded message is checked against the
-MCP schemas of that version (``mcphost.messages.outgoing_errors``), which agree with the
+MCP schemas of that version (``mcphost.protocol.messages.outgoing_errors``), which agree with the
 published schemas (see ``schemas/mcp/README.md``).
 """
 
@@ -23,8 +23,8 @@ from helpers import ECHO_TOOL, fake, fake_config, wait_for
 
 from mcphost import MCPHost
 from mcphost.errors import TimeoutError
-from mcphost.messages import VERSIONS, outgoing_errors
-from mcphost.session import version_at_least
+from mcphost.protocol.legacy import version_at_least
+from mcphost.protocol.messages import VERSIONS, outgoing_errors
 
 OBJ = {"type": "object"}
 SAMPLING = {"method": "sampling/createMessage",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from ..framing import Oversized
+from ..wire.framing import Oversized
 
 __all__ = ["Transport", "TransportClosed", "ExitInfo"]
 

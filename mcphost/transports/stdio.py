@@ -1,6 +1,6 @@
 """stdio transport: newline-delimited JSON over a child process's stdin and stdout.
 
-Layer 2. Bytes read from stdout go through :class:`~mcphost.framing.LineFramer` as the
+Layer 2. Bytes read from stdout go through :class:`~mcphost.wire.framing.LineFramer` as the
 event loop reads them, and the complete lines go to the receiver at once (no reader task);
 writes go to stdin with a newline appended. Writes never raise once the child is gone: the
 receiver sees the end of the stream and the connection layer fails what is pending.
@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from ..framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from ..process import ServerProcess
+from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from .base import ExitInfo
 
 __all__ = ["StdioTransport"]

@@ -43,13 +43,15 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urljoin
 
-from . import schema
-from .errors import ProtocolError, ValidationError
+from .. import schema
+from ..errors import ProtocolError, ValidationError
+from . import versions
 
 __all__ = ["KINDS", "MODES", "VERSIONS", "MessageChecker", "known_methods", "outgoing_errors"]
 
 MODES: Final = ("strict", "lenient", "off")
-VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Oldest first: the schema files of a version build on those of the versions before it.
+VERSIONS: Final = tuple(reversed(versions.SUPPORTED_VERSIONS))
 # Who sends what, as named in the "methods" table of every version file.
 KINDS: Final = (
     "server_result",  # result of a request the client made
@@ -72,10 +74,6 @@ _LABEL: Final = {
     "client_task_result": "task result",
 }
 _BASE_URI: Final = "https://mcphost.dev/schemas/mcp/"
-# Spec §A.4: batches exist only in 2025-03-26; an error response may lack its id (when the
-# request's id could not be read) only from 2025-11-25 on.
-_BATCH_VERSION: Final = "2025-03-26"
-_ERROR_ID_OPTIONAL: Final = "2025-11-25"
 
 _lock = threading.Lock()
 _documents: dict[str, Any] | None = None
@@ -84,7 +82,7 @@ _validators: dict[tuple[str, str, str], schema.Validator] = {}
 
 def _schema_dir() -> Path:
     """``schemas/mcp``: inside the installed package (wheel), else beside it (checkout)."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     for candidate in (here / "schemas" / "mcp", here.parent / "schemas" / "mcp"):
         if (candidate / "common.json").is_file():
             return candidate
@@ -162,7 +160,7 @@ class MessageChecker:
         version: the negotiated protocol version, one of :data:`VERSIONS`.
         mode: ``"strict"`` (raise :class:`ProtocolError`), ``"lenient"`` (log a WARNING
             once per kind and method, then carry on) or ``"off"``.
-        logger: where lenient mode logs; ``mcphost.messages`` by default.
+        logger: where lenient mode logs; ``mcphost.protocol.messages`` by default.
 
     Raises:
         ValueError: unknown mode or version.
@@ -387,7 +385,8 @@ def outgoing_errors(
     """
     _table(version, "client_request")  # validates the version
     if isinstance(message, list):
-        problems = [] if version == _BATCH_VERSION else [f"$: batches are not part of MCP {version}"]
+        # Spec §A.4: batches exist only in 2025-03-26.
+        problems = [] if versions.get(version).batches else [f"$: batches are not part of MCP {version}"]
         if not message:
             problems.append("$: a batch must not be empty")
         for i, item in enumerate(message):
@@ -425,7 +424,8 @@ def outgoing_errors(
             problems.append("$.result: must be an object")
         return problems
     if "error" in message:
-        if not has_id and version < _ERROR_ID_OPTIONAL:
+        # An error response may lack its id (its request's id unreadable) from 2025-11-25 on.
+        if not has_id and not versions.get(version).error_id_optional:
             problems.append("$: an error response needs the id of its request")
         error = message["error"]
         if not isinstance(error, dict):

@@ -15,7 +15,7 @@ from helpers import fake, fake_config
 
 from mcphost import MCPHost
 from mcphost.errors import ServerUnavailableError
-from mcphost.session import client_capabilities
+from mcphost.protocol.legacy import client_capabilities
 
 OBJ = {"type": "object"}
 SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
@@ -153,8 +153,8 @@ async def test_a_task_left_running_ends_with_the_host(mode: str) -> None:
 
 
 async def test_store_pages_expires_and_closes() -> None:
-    from mcphost.client_tasks import ClientTasks
-    from mcphost.jsonrpc import RpcError
+    from mcphost.client.served_tasks import ClientTasks
+    from mcphost.protocol.jsonrpc import RpcError
 
     sent: list[tuple[str, dict[str, Any]]] = []
     store = ClientTasks("s", lambda method, params: sent.append((method, params)))

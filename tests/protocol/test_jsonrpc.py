@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mcphost import jsonrpc
 from mcphost.errors import ProtocolError
+from mcphost.protocol import jsonrpc
 
 
 def test_dumps_is_compact_single_line_utf8() -> None:

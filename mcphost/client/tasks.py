@@ -21,15 +21,15 @@ import logging
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import MCPHostError, ProtocolError, ServerUnavailableError
-from .types import CallToolResult, Task
+from ..errors import MCPHostError, ProtocolError, ServerUnavailableError
+from ..types import CallToolResult, Task
 
 if TYPE_CHECKING:
-    from .connection import Connection
+    from ..connection import Connection
 
 __all__ = ["TaskHandle", "TERMINAL"]
 
-logger = logging.getLogger("mcphost.tasks")
+logger = logging.getLogger("mcphost.client.tasks")
 
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _DEFAULT_POLL: Final = 1.0  # seconds, when the server gives no pollInterval

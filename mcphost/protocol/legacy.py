@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-from .errors import ProtocolError
+from ..errors import ProtocolError
+from . import versions as _versions
+from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -32,17 +34,8 @@ __all__ = [
     "State",
     "Session",
     "client_capabilities",
-    "version_at_least",
 ]
 
-# Newest first: the first is what the client offers.
-SUPPORTED_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
-
-
-def version_at_least(version: str | None, minimum: str) -> bool:
-    """Date-stamped versions compare as strings (YYYY-MM-DD)."""
-    return version is not None and version >= minimum
 
 
 class State(enum.Enum):
@@ -80,16 +73,17 @@ def client_capabilities(
 
     Tasks the host creates on servers (``tools/call`` as a task) need no client capability.
     """
+    row = _versions.get(version)
     caps: dict[str, Any] = {}
     if roots:
         caps["roots"] = {"listChanged": True}
     if sampling:
         sampling_caps: dict[str, Any] = {}
-        if sampling_tools and version_at_least(version, "2025-11-25"):
+        if sampling_tools and row.tasks:
             sampling_caps["tools"] = {}
         caps["sampling"] = sampling_caps
-    if (elicitation_form or elicitation_url) and version_at_least(version, "2025-06-18"):
-        if version_at_least(version, "2025-11-25"):
+    if (elicitation_form or elicitation_url) and row.elicitation:
+        if row.elicitation_url:
             elicitation: dict[str, Any] = {}
             if elicitation_form:
                 elicitation["form"] = {}
@@ -99,7 +93,7 @@ def client_capabilities(
         elif elicitation_form:
             # 2025-06-18 knows only form mode, declared as an empty object.
             caps["elicitation"] = {}
-    if task_requests and version_at_least(version, "2025-11-25"):
+    if task_requests and row.tasks:
         requests: dict[str, Any] = {}
         if "sampling" in caps:
             requests["sampling"] = {"createMessage": {}}
@@ -136,6 +130,8 @@ class Session:
         self.client_info = dict(client_info)
         self._capabilities_for = capabilities_for
         self.protocol_version: str | None = None
+        #: The negotiated version's row of the versions table (no feature until READY).
+        self.version = _versions.get(None)
         self.server_capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] | None = None
         self.instructions: str | None = None
@@ -152,9 +148,10 @@ class Session:
         self.client_caps = caps
         self.state = State.INITIALIZING
         info = dict(self.client_info)
-        if not version_at_least(offered, "2025-06-18"):
+        row = _versions.get(offered)
+        if not row.structured_content:
             info.pop("title", None)
-        if not version_at_least(offered, "2025-11-25"):
+        if not row.tasks:
             for key in ("description", "icons", "websiteUrl"):
                 info.pop(key, None)
         return {"protocolVersion": offered, "capabilities": caps, "clientInfo": info}
@@ -192,6 +189,7 @@ class Session:
             # Declared capabilities follow the negotiated version's shapes from now on.
             self.client_caps = self._capabilities_for(version)
         self.protocol_version = version
+        self.version = _versions.get(version)
         self.server_capabilities = caps
         self.server_info = info
         self.instructions = instructions
@@ -218,24 +216,24 @@ class Session:
         # 2024-11-05 had no capability flag for completion; later versions declare it.
         if self.has_capability("completions"):
             return True
-        return self.protocol_version == "2024-11-05"
+        return not self.version.completions_flag
 
     @property
     def batches_allowed(self) -> bool:
         """JSON-RPC batches exist only in 2025-03-26 (added then, removed in 2025-06-18)."""
-        return self.protocol_version == "2025-03-26"
+        return self.version.batches
 
     @property
     def has_elicitation(self) -> bool:
-        return version_at_least(self.protocol_version, "2025-06-18")
+        return self.version.elicitation
 
     @property
     def has_structured_content(self) -> bool:
-        return version_at_least(self.protocol_version, "2025-06-18")
+        return self.version.structured_content
 
     @property
     def has_tasks(self) -> bool:
-        return version_at_least(self.protocol_version, "2025-11-25")
+        return self.version.tasks
 
     def accepts_server_request(self, method: str) -> bool:
         """May the server send ``method`` to this client, given what the client declared?"""

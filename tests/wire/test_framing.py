@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mcphost.framing import LineFramer
+from mcphost.wire.framing import LineFramer
 
 
 def test_splits_lines_across_chunks() -> None:

@@ -12,12 +12,12 @@ decoders accept ``bytes`` directly.
 from __future__ import annotations
 
 import itertools
-import json
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
-from .errors import ProtocolError
+from .._json import USING_ORJSON, dumps, json_kind, loads
+from ..errors import ProtocolError
 
 __all__ = [
     "PARSE_ERROR",
@@ -57,32 +57,6 @@ REQUEST: Final = 1
 NOTIFICATION: Final = 2
 RESPONSE: Final = 3
 ERROR: Final = 4
-
-_json_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-_json_loads = json.loads
-
-#: Encode one message (or batch) as compact UTF-8 JSON bytes, no newline.
-dumps: Callable[[Any], bytes]
-#: Decode JSON text (``bytes`` or ``str``); raises ``ValueError`` when it is not JSON.
-loads: Callable[[bytes | str], Any]
-
-try:  # pragma: no branch - which branch runs depends on the environment
-    import orjson as _orjson
-
-    USING_ORJSON = True
-    # Bound directly, not wrapped: both run several times per call on the hot path.
-    dumps = _orjson.dumps
-    loads = _orjson.loads
-
-except ImportError:  # pragma: no cover - exercised in CI's no-orjson run
-    USING_ORJSON = False
-
-    def _stdlib_dumps(obj: Any) -> bytes:
-        return _json_dumps(obj).encode("utf-8", "surrogatepass")
-
-    dumps = _stdlib_dumps
-    loads = _json_loads
-
 
 class RpcError(Exception):
     """Raised by a handler of a server's request to answer it with a JSON-RPC error."""
@@ -147,23 +121,6 @@ def _check_id(request_id: Any) -> None:
     if t is not int and t is not str:
         # MCP: "Request id is a string or integer, never null".
         raise ProtocolError(f"request id {request_id!r} is not a string or integer")
-
-
-def json_kind(value: Any) -> str:
-    """The JSON type name of a decoded value, for messages (``null``, ``number``...)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def split_batch(decoded: Any) -> list[Any]:

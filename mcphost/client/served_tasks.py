@@ -22,12 +22,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from . import jsonrpc
-from .jsonrpc import RpcError
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import RpcError
 
 __all__ = ["ClientTasks", "TASK_METHODS"]
 
-logger = logging.getLogger("mcphost.client_tasks")
+logger = logging.getLogger("mcphost.client.served_tasks")
 
 #: Requests a server sends about the tasks the host runs for it.
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})

@@ -1,4 +1,4 @@
-"""mcphost.messages: MCP messages checked against schemas/mcp for each protocol version."""
+"""mcphost.protocol.messages: MCP messages checked against schemas/mcp for each protocol version."""
 
 from __future__ import annotations
 
@@ -10,12 +10,19 @@ from typing import Any
 
 import pytest
 
-from mcphost import messages
 from mcphost.errors import ProtocolError, ValidationError
-from mcphost.messages import KINDS, MODES, VERSIONS, MessageChecker, known_methods, outgoing_errors
-from mcphost.session import Session, client_capabilities
+from mcphost.protocol import messages
+from mcphost.protocol.legacy import Session, client_capabilities
+from mcphost.protocol.messages import (
+    KINDS,
+    MODES,
+    VERSIONS,
+    MessageChecker,
+    known_methods,
+    outgoing_errors,
+)
 
-SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "mcp"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "mcp"
 V1, V2, V3, V4 = VERSIONS  # 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25
 SERVER_KINDS = ("server_result", "server_task_result", "server_request", "server_notification")
 
@@ -542,7 +549,7 @@ def test_lenient_logs_once_per_kind_and_method(caplog: pytest.LogCaptureFixture)
     checker = MessageChecker("fs", V4)  # lenient by default
     assert checker.mode == "lenient"
     bad_tools = {"tools": [{"inputSchema": {"type": "object"}}]}
-    with caplog.at_level(logging.WARNING, logger="mcphost.messages"):
+    with caplog.at_level(logging.WARNING, logger="mcphost.protocol.messages"):
         checker.result("tools/list", bad_tools)
         checker.result("tools/list", bad_tools)
         checker.result("tools/list", {"tools": "none"})
@@ -563,7 +570,7 @@ def test_lenient_logs_once_per_kind_and_method(caplog: pytest.LogCaptureFixture)
 
 
 def test_lenient_is_per_checker_and_per_kind(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="mcphost.messages"):
+    with caplog.at_level(logging.WARNING, logger="mcphost.protocol.messages"):
         for server in ("a", "b"):
             checker = MessageChecker(server, V1, "lenient")
             checker.result("tools/call", {"content": 1})
@@ -860,7 +867,7 @@ def test_importing_mcphost_does_not_import_messages() -> None:
     import subprocess
     import sys
 
-    code = "import sys, mcphost; print('mcphost.messages' in sys.modules)"
+    code = "import sys, mcphost; print('mcphost.protocol.messages' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1267,7 +1267,7 @@ def test_deeply_nested_config_gives_a_clear_error() -> None:
 # The JSON Schema (schemas/mcp.json.schema.json)
 # ---------------------------------------------------------------------------------------
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "mcp.json.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "mcp.json.schema.json"
 
 VALID_CONFIGS = [
     VSCODE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcphost.errors import ProtocolError
-from mcphost.session import LATEST_VERSION, Session, State, client_capabilities
+from mcphost.protocol.legacy import LATEST_VERSION, Session, State, client_capabilities
 
 
 def caps(version: str) -> dict[str, object]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcphost.uritemplate import compile_template
+from mcphost.protocol.uritemplate import compile_template
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,7 @@
+"""The rules of JSON-RPC 2.0 and MCP, with no I/O and no clock (layer 1).
+
+``jsonrpc`` (envelope, codes, correlation), ``versions`` (the one table of protocol
+versions), ``legacy`` (the initialize-era handshake), ``lifecycle`` (server states and their
+transitions), ``messages`` (schema checks per version), ``tasks`` (task status rules),
+``uritemplate`` (RFC 6570 matching for resource routing).
+"""
