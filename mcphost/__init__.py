@@ -23,11 +23,13 @@ from .errors import (
     PermissionDeniedError,
     ProtocolError,
     RoutingError,
+    RpcError,
     SchemaError,
     ServerError,
     ServerStartupError,
     ServerUnavailableError,
     TimeoutError,
+    UsageError,
     ValidationError,
 )
 from .version import __version__
@@ -48,6 +50,8 @@ __all__ = [
     "ProtocolError",
     "ServerError",
     "PermissionDeniedError",
+    "UsageError",
+    "RpcError",
     "__version__",
 ]
 

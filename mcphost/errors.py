@@ -13,7 +13,12 @@ one branch of it, and never a lower layer's ``OSError`` or ``json.JSONDecodeErro
     ├── TimeoutError                  (also a builtin TimeoutError) a request ran out of time
     ├── ProtocolError                 the server broke the protocol (JSON-RPC or MCP)
     ├── ServerError                   .code, .message, .data   a JSON-RPC error the server returned
-    └── PermissionDeniedError         the host's policy refused the operation
+    ├── PermissionDeniedError         the host's policy refused the operation
+    └── UsageError                    (also a ValueError) the caller's own mistake: an argument
+                                      that cannot be sent, a method called in the wrong state
+
+    RpcError (not an MCPHostError)    raised by the application's handlers of server requests
+                                      to answer with a JSON-RPC error: .code, .message, .data
 
 Messages are meant for the application: they name the server and the failure and never
 carry absolute paths or secret values. Logs may hold the full detail.
@@ -36,6 +41,8 @@ __all__ = [
     "ProtocolError",
     "ServerError",
     "PermissionDeniedError",
+    "UsageError",
+    "RpcError",
 ]
 
 
@@ -199,3 +206,23 @@ class ServerError(MCPHostError):
 
 class PermissionDeniedError(MCPHostError):
     """The host's policy (for example a tool deny list) refused the operation."""
+
+
+class UsageError(MCPHostError, ValueError):
+    """The caller used the API wrongly: arguments that cannot be serialised, an unknown
+    option, a method called in a state where it cannot run (before ``initialize()``, after
+    ``shutdown()``). Nothing was sent to a server. Also a ``ValueError``."""
+
+
+class RpcError(Exception):
+    """Raised by a handler of a server's request to answer it with a JSON-RPC error.
+
+    Not an :class:`MCPHostError`: the host never raises it to the application; it turns it
+    into the error response the server receives.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data

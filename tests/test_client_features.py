@@ -217,13 +217,13 @@ async def test_server_cancels_its_own_request() -> None:
     async with host:
         task = asyncio.ensure_future(host.call_tool("a.ask", {}, timeout=30))
         handle = host.servers["a"]
-        conn = handle.connection
-        assert conn is not None
-        assert await wait_for(lambda: len(conn._serving) == 1)
-        rid = next(iter(conn._serving))
-        # Deliver the server's cancellation as the reader would.
-        conn._dispatch([json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                    "params": {"requestId": rid}}).encode()])
+        assert handle.session is not None
+        peer = handle.session.peer
+        assert await wait_for(lambda: len(peer._serving) == 1)
+        rid = next(iter(peer._serving))
+        # Deliver the server's cancellation as the transport would.
+        peer.on_messages([{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": rid}}])
         await asyncio.wait_for(cancelled.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -70,8 +70,8 @@ async def test_lenient_result_is_returned_and_logged_once(caplog: pytest.LogCapt
 async def test_off_checks_nothing(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     async with host_for("off") as host:
-        assert host.servers["a"].connection is not None
-        assert host.servers["a"].connection.checker is None
+        assert host.servers["a"].session is not None
+        assert host.servers["a"].session.checker is None
         assert (await host.call_tool("a.bad", {}))["content"] == [{"type": "text"}]
     assert not warnings_about(caplog, "tools/call result")
 

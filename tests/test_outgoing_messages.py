@@ -23,7 +23,12 @@ from helpers import ECHO_TOOL, fake, fake_config, wait_for
 
 from mcphost import MCPHost
 from mcphost.errors import TimeoutError
-from mcphost.protocol.legacy import version_at_least
+from mcphost.protocol import versions
+
+
+def version_at_least(version: str, minimum: str) -> bool:
+    order = versions.SUPPORTED_VERSIONS
+    return order.index(version) <= order.index(minimum)
 from mcphost.protocol.messages import VERSIONS, outgoing_errors
 
 OBJ = {"type": "object"}

@@ -25,7 +25,7 @@ from ..errors import MCPHostError, ProtocolError, ServerUnavailableError
 from ..types import CallToolResult, Task
 
 if TYPE_CHECKING:
-    from ..connection import Connection
+    from ..client.session import ClientSession
 
 __all__ = ["TaskHandle", "TERMINAL"]
 
@@ -45,7 +45,7 @@ class TaskHandle:
         task: the latest ``Task`` object seen (status, statusMessage, pollInterval, ...).
     """
 
-    def __init__(self, server: str, connection: Connection, task: Task, *, timeout: float | None) -> None:
+    def __init__(self, server: str, connection: ClientSession, task: Task, *, timeout: float | None) -> None:
         self.server = server
         self.task_id: str = task["taskId"]
         self.task: Task = task

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
 from .._json import USING_ORJSON, dumps, json_kind, loads
-from ..errors import ProtocolError
+from ..errors import ProtocolError, RpcError
 
 __all__ = [
     "PARSE_ERROR",
@@ -57,16 +57,6 @@ REQUEST: Final = 1
 NOTIFICATION: Final = 2
 RESPONSE: Final = 3
 ERROR: Final = 4
-
-class RpcError(Exception):
-    """Raised by a handler of a server's request to answer it with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
 
 def classify(msg: Any) -> int:
     """Return the kind of one decoded message, or raise ``ProtocolError`` saying what is wrong.

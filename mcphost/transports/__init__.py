@@ -1,5 +1,9 @@
-"""Transports: they move framed messages (bytes) and know nothing of MCP."""
+"""Transports move JSON-RPC messages and know no MCP (layer 2).
 
-from .base import Transport, TransportClosed
+``base`` is the contract, ``factory`` builds one from a server's configuration,
+``memory`` pairs two ends in one process, ``stdio`` speaks to a child process.
+"""
 
-__all__ = ["Transport", "TransportClosed"]
+from .base import Gone, Receiver, Transport
+
+__all__ = ["Gone", "Receiver", "Transport"]

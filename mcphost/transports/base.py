@@ -1,57 +1,100 @@
-"""The transport interface every transport implements.
+"""The contract every transport implements: move JSON-RPC messages, know no MCP.
 
-Layer 2. A transport carries whole JSON-RPC messages as ``bytes`` in both directions:
-``send`` queues one message; what arrives is pushed to the receiver given to
-``set_receiver`` as soon as it is read — ``on_frames(messages)`` (an empty list when only
-an oversized line arrived; lines longer than the limit are reported through
-``oversized``), then ``on_end()`` once at the end of the stream. Pushing rather than
-awaiting a read saves a task wake-up per read, and a loop turn per call.
+Layer 2. A transport carries whole messages in both directions. It is told a little about
+each message it sends (its kind and method: an HTTP transport answers a notification with
+202, opens a session on the first request...) and pushes what it receives to one
+:class:`Receiver` as soon as it is read, already decoded — no reader task, no loop turn
+between the read and the dispatch. What is transport-specific stays in the transport:
+stdio says "non-JSON output on stdout" and "exited with code 1, last stderr lines: ..."; an
+HTTP transport will say "HTTP 503". The layers above see three events only::
+
+    on_messages(list of decoded JSON values)   each a message object or a batch array
+    on_undeliverable(request id or None, why)  a message was received but cannot be read
+                                               (too large...); None: whose it was is unknown
+    on_gone(Gone)                              the peer is gone; nothing more will arrive
+
+``on_gone`` is pushed exactly once, and never after :meth:`Transport.aclose` was called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Final, Protocol
 
-from ..wire.framing import Oversized
+__all__ = [
+    "REQUEST",
+    "NOTIFICATION",
+    "RESPONSE",
+    "Gone",
+    "Receiver",
+    "Transport",
+]
 
-__all__ = ["Transport", "TransportClosed", "ExitInfo"]
+# What is sent (the transport's "little metadata"): a request expects an answer; a
+# notification and a response do not.
+REQUEST: Final = 1
+NOTIFICATION: Final = 2
+RESPONSE: Final = 3
 
 
-class TransportClosed(Exception):
-    """Internal: the peer's end is gone (never escapes the connection layer)."""
+class Gone:
+    """Why a transport's peer went away, in the transport's own terms.
 
+    Attributes:
+        reason: one line for people, e.g. ``server exited with code 1``.
+        exit_code: a process's exit code (negative: killed by that signal), else ``None``.
+        stderr_tail: the last diagnostic lines the peer wrote (stderr for a process).
+    """
 
-class ExitInfo:
-    """How a transport's peer ended: exit code (if a process) and last stderr lines."""
+    __slots__ = ("exit_code", "reason", "stderr_tail")
 
-    __slots__ = ("exit_code", "stderr_tail")
-
-    def __init__(self, exit_code: int | None, stderr_tail: list[str]) -> None:
+    def __init__(
+        self, reason: str, *, exit_code: int | None = None, stderr_tail: list[str] | None = None
+    ) -> None:
+        self.reason = reason
         self.exit_code = exit_code
-        self.stderr_tail = stderr_tail
+        self.stderr_tail = list(stderr_tail or [])
+
+    def __repr__(self) -> str:
+        return f"Gone({self.reason!r}, exit_code={self.exit_code!r})"
+
+
+class Receiver(Protocol):
+    """Where a transport pushes what it reads (the JSON-RPC peer)."""
+
+    def on_messages(self, messages: list[Any]) -> None: ...
+
+    def on_undeliverable(self, request_id: int | str | None, reason: str) -> None: ...
+
+    def on_gone(self, gone: Gone) -> None: ...
 
 
 class Transport(Protocol):
-    oversized: list[Oversized]
-
-    async def start(self) -> None: ...
-
-    def send(self, data: bytes, now: bool = False) -> None:
-        """Queue one encoded message. Messages queued in one event-loop turn may go out
-        together; ``now=True`` asks for this one (and any queued before it) to go at once."""
+    """One connection to one server."""
 
     #: The sender should ``await drain()`` before sending more (an attribute: it is read
     #: once per request).
     needs_drain: bool
 
-    def set_receiver(
-        self, on_frames: Callable[[list[bytes]], None], on_end: Callable[[], None]
-    ) -> None:
-        """Where messages go from now on (any that came earlier are handed over at once)."""
+    async def start(self) -> None:
+        """Connect (spawn the process, open the socket); raise ``MCPHostError`` if not."""
 
-    async def drain(self) -> None: ...
+    def set_receiver(self, receiver: Receiver) -> None:
+        """Where messages go from now on (any read earlier are handed over at once)."""
 
-    async def exit_info(self, timeout: float) -> ExitInfo: ...
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+        """Queue one encoded message. Messages queued in one event-loop turn may go out
+        together; ``now=True`` asks for this one (and any queued before it) to go at once.
+        Never raises once the peer is gone: the receiver hears ``on_gone`` instead."""
 
-    async def aclose(self, timeout: float) -> ExitInfo: ...
+    async def drain(self) -> None:
+        """Wait until what was sent is handed to the operating system (bounded buffers)."""
+
+    async def aclose(self, timeout: float) -> Gone:
+        """Close the connection (for a process: the shutdown ladder within ``timeout``)."""
+
+    def tail(self) -> list[str]:
+        """The last diagnostic lines of the peer so far (stderr for a process; may be empty)."""
+
+    def statistics(self) -> dict[str, Any]:
+        """Counters: ``bytes_in``, ``bytes_out``, ``messages_in``, ``messages_out``, and
+        transport-specific ones (``noise_lines``, ``pid``...)."""

@@ -1,30 +1,50 @@
 """stdio transport: newline-delimited JSON over a child process's stdin and stdout.
 
-Layer 2. Bytes read from stdout go through :class:`~mcphost.wire.framing.LineFramer` as the
-event loop reads them, and the complete lines go to the receiver at once (no reader task);
-writes go to stdin with a newline appended. Writes never raise once the child is gone: the
-receiver sees the end of the stream and the connection layer fails what is pending.
+Layer 2. Bytes read from stdout go through :class:`~mcphost.wire.framing.LineFramer` as
+the event loop reads them; the complete lines are decoded and pushed to the receiver at
+once (no reader task). Writes go to stdin with a newline appended, a loop turn's writes
+gathered into one. What only stdio can say is said here:
+
+- a line that is not JSON is a server printing to stdout what belongs on stderr (banners,
+  logs): skipped, counted (``noise_lines``), logged once with the offending line;
+- a line over the size limit is discarded as it streams; its first bytes name the response
+  it carried when they can (``on_undeliverable(id)``), else every waiting call must fail
+  (``on_undeliverable(None)``); a request or notification that large is only logged;
+- when stdout ends, the exit code (bounded wait) and the stderr tail make the ``Gone``
+  reason: "server exited with code 1; last stderr lines: ...".
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+import contextlib
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
+from .._json import loads
 from ..process import ServerProcess
 from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
-from .base import ExitInfo
+from .base import Gone, Receiver
 
 __all__ = ["StdioTransport"]
+
+logger = logging.getLogger("mcphost.transports.stdio")
 
 #: A loop turn's writes are gathered into one, but no more than this many bytes wait: the
 #: server starts on the first requests of a big burst while the rest are being produced.
 _EAGER_BYTES: Final = 8192
+#: How long the end of stdout waits for the exit code and the last stderr lines.
+_EXIT_WAIT: Final = 2.0
+_OVERSIZED_ID: Final = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+)
+_OVERSIZED_METHOD: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:')
 
 
 class StdioTransport:
-    """Frames messages over a :class:`ServerProcess`'s pipes."""
+    """Frames messages over a :class:`~mcphost.process.ServerProcess`'s pipes."""
 
     def __init__(
         self,
@@ -40,26 +60,24 @@ class StdioTransport:
     ) -> None:
         self.name = name
         self.process = ServerProcess(
-            name,
-            command,
-            args,
-            env=env,
-            cwd=cwd,
-            memory_limit=memory_limit,
-            cpu_limit=cpu_limit,
+            name, command, args, env=env, cwd=cwd, memory_limit=memory_limit, cpu_limit=cpu_limit
         )
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
         self.process.on_write_paused = self._on_write_paused
-        #: The stdin pipe holds more than its high-water mark: senders should ``drain()``
-        #: (an attribute, kept up to date by the process: it is read once per request).
+        #: The stdin pipe holds more than its high-water mark: senders should ``drain()``.
         self.needs_drain = False
         self._framer = LineFramer(max_message_size)
-        self.oversized: list[Oversized] = self._framer.oversized
-        self._on_frames: Callable[[list[bytes]], None] | None = None
-        self._on_end: Callable[[], None] | None = None
-        self._early: list[bytes] = []  # lines that came before there was a receiver
-        self._eof = False
+        self._receiver: Receiver | None = None
+        self._early: list[Any] = []  # messages read before there was a receiver
+        self._early_lost: list[tuple[int | str | None, str]] = []
+        self._gone: Gone | None = None
+        self._gone_told = False
+        self._closing = False
+        self._eof_task: asyncio.Task[None] | None = None
+        self._noise_logged = False
+        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0,
+                       "noise_lines": 0, "oversized": 0}
         # Messages sent in one event-loop turn go out in one write (one system call),
         # joined with newlines at the flush.
         self._wbuf: list[bytes] = []
@@ -69,44 +87,120 @@ class StdioTransport:
     async def start(self) -> None:
         await self.process.start()
 
+    def tail(self) -> list[str]:
+        return self.process.stderr_lines()
+
+    def statistics(self) -> dict[str, Any]:
+        return {**self._stats, "pid": self.process.pid}
+
     # -- receiving --------------------------------------------------------------------------
 
-    def set_receiver(
-        self, on_frames: Callable[[list[bytes]], None], on_end: Callable[[], None]
-    ) -> None:
-        self._on_frames = on_frames
-        self._on_end = on_end
+    def set_receiver(self, receiver: Receiver) -> None:
+        self._receiver = receiver
         early, self._early = self._early, []
-        if early or self.oversized:
-            on_frames(early)
-        if self._eof:
-            on_end()
+        lost, self._early_lost = self._early_lost, []
+        if early:
+            receiver.on_messages(early)
+        for rid, reason in lost:
+            receiver.on_undeliverable(rid, reason)
+        if self._gone is not None and not self._gone_told:
+            self._gone_told = True
+            receiver.on_gone(self._gone)
 
     def _on_stdout(self, data: bytes) -> None:
-        lines = self._framer.feed(data)
-        if lines or self.oversized:
+        self._stats["bytes_in"] += len(data)
+        framer = self._framer
+        lines = framer.feed(data)
+        if lines:
             self._deliver(lines)
+        if framer.oversized:
+            self._on_oversized(framer.oversized)
+
+    def _deliver(self, lines: list[bytes]) -> None:
+        messages = []
+        for line in lines:
+            try:
+                messages.append(loads(line))
+            except ValueError:
+                if not line.isspace():  # a line of blanks is no message, and no noise either
+                    self._on_noise(line)
+        if not messages:
+            return
+        self._stats["messages_in"] += len(messages)
+        receiver = self._receiver
+        if receiver is None:
+            self._early.extend(messages)
+        else:
+            receiver.on_messages(messages)
+
+    def _on_noise(self, line: bytes) -> None:
+        self._stats["noise_lines"] += 1
+        if not self._noise_logged:
+            self._noise_logged = True
+            logger.warning(
+                "%s: skipping non-JSON output on stdout (logged once; counted in metrics): %r",
+                self.name,
+                line[:200].decode("utf-8", "replace"),
+            )
+
+    def _on_oversized(self, items: list[Oversized]) -> None:
+        batch = list(items)
+        items.clear()
+        for item in batch:
+            self._stats["oversized"] += 1
+            reason = f"server sent a message of {item.size} bytes (limit {self._framer.max_size} bytes)"
+            logger.error("%s: %s; discarded", self.name, reason)
+            if _OVERSIZED_METHOD.match(item.head):
+                continue  # a notification or request from the server: no call waits for it
+            match = _OVERSIZED_ID.match(item.head)
+            rid: Any = None
+            if match:
+                with contextlib.suppress(ValueError):
+                    rid = loads(match.group(1))
+            if rid is None:
+                reason += "; the call it answered cannot be identified"
+            receiver = self._receiver
+            if receiver is None:
+                self._early_lost.append((rid, reason))
+            else:
+                receiver.on_undeliverable(rid, reason)
 
     def _on_stdout_eof(self) -> None:
-        if self._eof:
-            return
-        self._eof = True
         lines = self._framer.feed_eof()
         if lines:
             self._deliver(lines)
-        if self._on_end is not None:
-            self._on_end()
+        if not self._closing and self._eof_task is None:
+            self._eof_task = asyncio.get_running_loop().create_task(
+                self._collect_exit(), name=f"mcphost-exit-{self.name}"
+            )
 
-    def _deliver(self, lines: list[bytes]) -> None:
-        on_frames = self._on_frames
-        if on_frames is None:
-            self._early.extend(lines)
+    async def _collect_exit(self) -> None:
+        """stdout ended: wait (bounded) for the exit code and stderr, then tell the receiver."""
+        process = self.process
+        code = await process.wait_exit(_EXIT_WAIT)
+        await process.wait_stderr(min(_EXIT_WAIT, 0.5) if code is not None else 0.0)
+        if code is None:
+            what = "server closed its output"
+        elif code < 0:
+            what = f"server was killed by signal {-code}"
         else:
-            on_frames(lines)
+            what = f"server exited with code {code}"
+        tail = process.stderr_lines()
+        logger.debug("! %s: %s", self.name, what)
+        self._tell_gone(Gone(_with_tail(what, tail), exit_code=code, stderr_tail=tail))
+
+    def _tell_gone(self, gone: Gone) -> None:
+        if self._gone is not None or self._closing:
+            return
+        self._gone = gone
+        receiver = self._receiver
+        if receiver is not None:
+            self._gone_told = True
+            receiver.on_gone(gone)
 
     # -- sending ----------------------------------------------------------------------------
 
-    def send(self, data: bytes, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = 1, method: str | None = None, now: bool = False) -> None:
         """Queue one message; ``now`` writes it (and anything queued) at once."""
         self._wbuf.append(data)
         self._wbuf_bytes += len(data) + 1
@@ -121,10 +215,13 @@ class StdioTransport:
         buf = self._wbuf
         if not buf:
             return
+        stats = self._stats
+        stats["messages_out"] += len(buf)
         buf.append(b"")  # the last message's newline
         data = b"\n".join(buf)
         buf.clear()
         self._wbuf_bytes = 0
+        stats["bytes_out"] += len(data)
         self.process.write(data)
 
     def _on_write_paused(self, paused: bool) -> None:
@@ -134,12 +231,22 @@ class StdioTransport:
         self._flush()
         await self.process.drain()
 
-    async def exit_info(self, timeout: float) -> ExitInfo:
-        code = await self.process.wait_exit(timeout)
-        await self.process.wait_stderr(min(timeout, 0.5) if code is not None else 0.0)
-        return ExitInfo(code, self.process.stderr_lines())
-
-    async def aclose(self, timeout: float) -> ExitInfo:
+    async def aclose(self, timeout: float) -> Gone:
         self._flush()
+        self._closing = True
         code = await self.process.shutdown(timeout)
-        return ExitInfo(code, self.process.stderr_lines())
+        ending = self._eof_task
+        if ending is not None and not ending.done():
+            ending.cancel()
+            with contextlib.suppress(BaseException):
+                await ending
+        tail = self.process.stderr_lines()
+        if self._gone is not None:
+            return self._gone
+        return Gone("server was shut down", exit_code=code, stderr_tail=tail)
+
+
+def _with_tail(message: str, tail: list[str]) -> str:
+    if not tail:
+        return message
+    return message + "; last stderr lines:\n  " + "\n  ".join(tail[-10:])

@@ -601,14 +601,14 @@ async def test_startup_list_changed_burst_coalesces(no_leftovers: None) -> None:
     host.on_sampling(lambda server, params: {})
     host.on_elicitation(lambda server, params: {"action": "decline"})
     host.on_event(lambda e: changed.append(e) if e["type"] == "capabilities_changed" else None)
-    # Count the raw notifications too (the host's notification hook, wrapped before start).
-    relay = host._on_notification
+    # Count the raw notifications too (the registry sees each one first; wrapped before start).
+    relay = host._registry.changed
 
-    def spy(handle: Any, method: str, params: dict[str, Any]) -> None:
+    def spy(handle: Any, method: str) -> bool:
         raw.append(method)
-        relay(handle, method, params)
+        return relay(handle, method)
 
-    host._on_notification = spy  # type: ignore[method-assign]
+    host._registry.changed = spy  # type: ignore[method-assign]
     async with host:
         assert await wait_for(lambda: len(changed) >= 1)
         burst = raw.count("notifications/tools/list_changed")

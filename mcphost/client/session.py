@@ -1,0 +1,380 @@
+"""The MCP client session with one server, over one JSON-RPC peer.
+
+Layer 3. A :class:`ClientSession` stands between the host and the
+:class:`~mcphost.rpc.peer.Peer`: every message to and from the server passes through it,
+and it owns what MCP adds to JSON-RPC:
+
+- the handshake (``initialize``, the negotiated version and capabilities, then
+  ``notifications/initialized``), through the sans-I/O :class:`~mcphost.protocol.legacy.Session`;
+  a later era (``server/discover``) is a second handshake object behind the same seam;
+- progress: the token of a call is its request id, put in ``params._meta.progressToken``;
+  ``notifications/progress`` reaches the call's callback (and restarts its clock when
+  asked), then the host when it listens;
+- cancellation: a call given up (timeout, cancelled caller) is followed by
+  ``notifications/cancelled`` — never for ``initialize`` (spec: "The client MUST NOT cancel
+  initialize"); a server's ``notifications/cancelled`` stops the handler serving it;
+- ``ping`` from the server is answered at once, here: liveness must not wait behind
+  application handlers;
+- server requests are admitted only for the capabilities the client declared; task methods
+  and task-augmented requests go to the served tasks; the rest to the host's handler;
+- message checks (:class:`~mcphost.protocol.messages.MessageChecker`) on what the server
+  sends and on what the application answers;
+- the fast path of ``tools/call`` (:meth:`ClientSession.start_call`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import MCPHostError, ProtocolError, RpcError
+from ..protocol import jsonrpc
+from ..protocol.legacy import Session
+from ..protocol.versions import SUPPORTED_VERSIONS, Version
+from ..rpc.peer import Call, Peer
+from ..transports.base import Gone, Transport
+from .served_tasks import TASK_METHODS, ClientTasks
+
+if TYPE_CHECKING:
+    from ..protocol.messages import MessageChecker
+    from ..rpc.deadlines import Scheduler
+
+__all__ = ["ClientSession"]
+
+logger = logging.getLogger("mcphost.client")
+
+# Server requests the client can run as client-side tasks (2025-11-25).
+_TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
+_PROGRESS: Final = "notifications/progress"
+
+RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+def _tag_progress(params: dict[str, Any] | None, token: Any, owned: bool) -> dict[str, Any]:
+    """Put ``token`` in ``params._meta.progressToken`` (into ``params`` itself when the
+    caller gave it away, else into a copy: the caller's dicts are not touched)."""
+    old_meta = params.get("_meta") if params else None
+    meta = {**old_meta, "progressToken": token} if old_meta else {"progressToken": token}
+    if owned and params is not None:
+        params["_meta"] = meta
+        return params
+    return {**params, "_meta": meta} if params else {"_meta": meta}
+
+
+class ClientSession:
+    """One MCP session with the server ``name`` over ``transport`` (already started)."""
+
+    def __init__(
+        self,
+        name: str,
+        transport: Transport,
+        *,
+        client_info: Mapping[str, Any],
+        capabilities_for: Callable[[str], dict[str, Any]] | None = None,
+        request_timeout: float = 60.0,
+        validate_messages: str = "lenient",
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_closed: Callable[[MCPHostError], None] | None = None,
+        scheduler: Scheduler | None = None,
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+    ) -> None:
+        self.name = name
+        self.handshake = Session(
+            client_info=client_info, capabilities_for=capabilities_for, versions=versions
+        )
+        self.validate_messages = validate_messages
+        self.on_request = on_request
+        self.on_notification = on_notification
+        self.on_closed = on_closed
+        self.peer = Peer(
+            name,
+            transport,
+            request_timeout=request_timeout,
+            scheduler=scheduler,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            on_closed=self._on_closed,
+            on_abandoned=self._on_abandoned,
+            tag_progress=_tag_progress,
+        )
+        #: Tasks this server asked the client to run (task-augmented sampling/elicitation).
+        self.served = ClientTasks(name, self.notify)
+        #: Checks what the server sends against the schemas of the negotiated version.
+        self.checker: MessageChecker | None = None
+        #: Pass progress notifications on to ``on_notification`` too (the host sets this
+        #: while the application has ``on_progress`` handlers; per-call callbacks are
+        #: called either way).
+        self.forward_progress = False
+        #: ``start_call(request, timeout, progress, reset, max_timeout)``: the fast path of
+        #: ``tools/call`` (bound once: it runs once per call).
+        self.start_call = self._start_call
+
+    # -- the handshake --------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Receive from the transport, run the handshake, and turn the checks on.
+
+        Raises:
+            ProtocolError: the server answered with a version or shape the client refuses.
+            ServerError, ServerUnavailableError: the server refused or went away.
+        """
+        peer = self.peer
+        peer.start()
+        handshake = self.handshake
+        params = handshake.initialize_params()
+        result = await peer.request("initialize", params, timeout=0)
+        try:
+            handshake.accept_initialize_result(result)
+        except ProtocolError as exc:
+            raise ProtocolError(exc.message, server=self.name) from None
+        if self.validate_messages != "off":
+            # Imported here: the schemas cost nothing to a host that never checks messages.
+            from ..protocol.messages import MessageChecker
+
+            checker = MessageChecker(
+                self.name, str(handshake.protocol_version), self.validate_messages, logger
+            )
+            checker.result("initialize", result)
+            self.checker = checker
+            peer.plain_results = checker.plain_results
+            peer.result_check = self._check_result
+        self.notify("notifications/initialized")
+
+    # -- what the negotiation decided -----------------------------------------------------
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.handshake.protocol_version
+
+    @property
+    def version(self) -> Version:
+        """The negotiated version's row of the versions table."""
+        return self.handshake.version
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.handshake.server_capabilities
+
+    @property
+    def server_info(self) -> dict[str, Any] | None:
+        return self.handshake.server_info
+
+    @property
+    def instructions(self) -> str | None:
+        return self.handshake.instructions
+
+    @property
+    def client_caps(self) -> dict[str, Any]:
+        return self.handshake.client_caps
+
+    def has_capability(self, name: str, sub: str | None = None) -> bool:
+        return self.handshake.has_capability(name, sub)
+
+    def supports_completions(self) -> bool:
+        return self.handshake.supports_completions()
+
+    # -- state of the connection ----------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self.peer.closed
+
+    @property
+    def pending(self) -> int:
+        return self.peer.pending
+
+    @property
+    def gone(self) -> Gone | None:
+        return self.peer.gone
+
+    async def aclose(self, timeout: float) -> Gone:
+        """Stop the served tasks, close the transport, fail what is pending."""
+        self.served.close()
+        gone = await self.peer.aclose(timeout)
+        self.handshake.close()
+        return gone
+
+    # -- requests and notifications to the server -----------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Any], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+    ) -> Any:
+        """Send ``method`` and return its result (see :meth:`Peer.request`). A request
+        that carries ``task`` is task-augmented: its result is a ``CreateTaskResult``."""
+        augmented = params is not None and "task" in params
+        return await self.peer.request(
+            method,
+            params,
+            timeout=timeout,
+            progress=progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+            max_timeout=max_timeout,
+            augmented=augmented,
+        )
+
+    def _start_call(
+        self,
+        request: dict[str, Any],
+        timeout: float | None,
+        progress: Callable[[Any], Any] | None,
+        reset: bool,
+        max_timeout: float | None,
+    ) -> Call:
+        """Send ``tools/call`` with ``request`` (given away) and return the pending call;
+        the caller awaits ``call.future`` and calls :meth:`abandon` if it stops waiting."""
+        return self.peer.start_request(
+            "tools/call", request, timeout, progress, reset, max_timeout, True
+        )
+
+    def abandon(self, call: Call) -> None:
+        self.peer.abandon(call)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.peer.notify(method, params)
+
+    def _on_abandoned(self, call: Call, reason: str) -> None:
+        # Spec: "The client MUST NOT cancel initialize."
+        if call.method != "initialize":
+            self.peer.notify("notifications/cancelled", {"requestId": call.rid, "reason": reason})
+
+    def _check_result(self, method: str, result: Any, augmented: bool) -> None:
+        checker = self.checker
+        if checker is not None:
+            checker.result(method, result, task=augmented)
+
+    # -- what the server sends ------------------------------------------------------------
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == _PROGRESS:  # first: one may come with every call
+            self._on_progress(params)
+            return
+        if self.checker is not None and not self._notification_passes(method, params):
+            return
+        if type(params) is not dict:
+            params = {}
+        if method == "notifications/cancelled":
+            self.peer.cancel_served(params.get("requestId"))
+        self._tell_host(method, params)
+
+    def _on_progress(self, params: Any) -> None:
+        checker = self.checker
+        if checker is not None:
+            plain = checker.plain_notifications.get(_PROGRESS)
+            if (plain is None or not plain(params)) and not self._notification_passes(_PROGRESS, params):
+                return
+        if type(params) is not dict:
+            params = {}
+        call = self.peer.progress_call(params.get("progressToken"))
+        if call is not None:
+            if call.reset:
+                self.peer.deadlines.progressed(call)
+            callback = call.progress
+            if callback is not None:
+                try:
+                    outcome = callback(params)
+                    if outcome is not None and inspect.isawaitable(outcome):
+                        asyncio.get_running_loop().create_task(_swallow(outcome, self.name))
+                except Exception:
+                    logger.exception("%s: progress callback failed", self.name)
+        if self.forward_progress:
+            self._tell_host(_PROGRESS, params)
+
+    def _notification_passes(self, method: str, params: Any) -> bool:
+        """The checker's full look at a notification; False if it is to be dropped."""
+        assert self.checker is not None
+        try:
+            self.checker.notification(method, params)
+        except ProtocolError as exc:  # strict mode: the notification is not acted on
+            self.peer.stats.protocol_errors += 1
+            logger.warning("%s: dropped: %s", self.name, exc.message)
+            return False
+        return True
+
+    def _tell_host(self, method: str, params: dict[str, Any]) -> None:
+        handler = self.on_notification
+        if handler is not None:
+            try:
+                handler(method, params)
+            except Exception:
+                logger.exception("%s: notification handler failed for %s", self.name, method)
+
+    def _on_request(self, rid: Any, method: str, params: Any) -> None:
+        peer = self.peer
+        if method == "ping":
+            # Answered here, at once: liveness must not wait behind application handlers.
+            peer.respond(rid, {})
+            return
+        if self.checker is not None:
+            try:
+                self.checker.request(method, params)
+            except ProtocolError as exc:  # strict mode: refused, the reason in the reply
+                peer.stats.protocol_errors += 1
+                peer.respond_error(rid, jsonrpc.INVALID_PARAMS, exc.message)
+                return
+        if type(params) is not dict:
+            params = {}
+        handshake = self.handshake
+        if not handshake.accepts_server_request(method):
+            peer.respond_error(
+                rid,
+                jsonrpc.METHOD_NOT_FOUND,
+                f"{method} is not available: the client did not declare that capability "
+                f"(protocol {handshake.protocol_version})",
+            )
+            return
+        peer.serve(rid, self._answer(method, params))
+
+    async def _answer(self, method: str, params: dict[str, Any]) -> Any:
+        served = self.served
+        as_task = False
+        if method in TASK_METHODS:
+            result = await served.handle(method, params)
+        elif (
+            isinstance(params.get("task"), dict)
+            and method in _TASK_CAPABLE
+            and "tasks" in self.handshake.client_caps
+        ):
+            # Run as a task the server follows: answered now, the handler runs on.
+            result = served.create(method, params, lambda: self._ask_host(method, params))
+            as_task = True
+        else:
+            result = await self._ask_host(method, params)
+        checker = self.checker
+        if checker is not None:
+            problem = checker.reply(method, result, task=as_task)
+            if problem is not None:
+                # Never send a malformed answer: the server gets an error saying why, the
+                # application's developer gets the same in the log.
+                logger.error("%s: not sent, the answer is not valid MCP: %s", self.name, problem)
+                raise RpcError(jsonrpc.INTERNAL_ERROR, f"the client's answer was invalid: {problem}")
+        return result
+
+    async def _ask_host(self, method: str, params: dict[str, Any]) -> Any:
+        handler = self.on_request
+        if handler is None:
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
+        return await handler(method, params)
+
+    def _on_closed(self, err: MCPHostError) -> None:
+        self.served.close()
+        if self.on_closed is not None:
+            self.on_closed(err)
+
+
+async def _swallow(awaitable: Awaitable[Any], name: str) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("%s: progress callback failed", name)

@@ -1,0 +1,12 @@
+"""The host (layer 4): many servers behind one API.
+
+``facade`` (``MCPHost``, the public API, delegating), ``supervisor`` (start, stop, restart,
+states, signals), ``registry`` (discovery, paging, list_changed), ``router`` (qualified
+names, URIs, the route cache), ``validation`` (tool schemas), ``handlers`` (the
+application's callbacks and events), ``requests`` (prompts, resources, completion...),
+``configload`` (reading the configuration), ``handle`` (one server's record).
+"""
+
+from .facade import MCPHost
+
+__all__ = ["MCPHost"]

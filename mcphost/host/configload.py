@@ -1,0 +1,99 @@
+"""Reading the configuration for the host: the file, the ``${input:...}`` values, selection.
+
+Layer 4 (it reads files and asks the application; parsing itself is the sans-I/O
+``mcphost.config``). ``servers=`` keeps the named servers and what they depend on; every
+other server is disabled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError, RoutingError
+
+__all__ = ["load_config", "select"]
+
+
+async def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    environ: Mapping[str, str],
+    inputs: Mapping[str, str] | Callable[[Any], Any] | None,
+) -> Any:
+    """The parsed ``HostConfig`` of ``source`` (a path or the mapping of its content)."""
+    from .. import config as config_mod
+
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if isinstance(source, Mapping):
+        values = await _resolve_inputs(config_mod.required_inputs(source), inputs)
+        return config_mod.config_from_data(
+            source, environ=environ, user_home=home, workspace_folder=os.getcwd(),
+            inputs=values, read_text=_read_text,
+        )
+    path = os.fspath(source)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigurationError(
+            f"{os.path.basename(path)}: configuration file not found", path=path
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(
+            f"{os.path.basename(path)}: cannot read configuration: {exc}", path=path
+        ) from None
+    values = await _resolve_inputs(config_mod.required_inputs(text, path=path), inputs)
+    return config_mod.parse_config(
+        text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
+        read_text=_read_text,
+    )
+
+
+async def _resolve_inputs(
+    specs: list[Any], provided: Mapping[str, str] | Callable[[Any], Any] | None
+) -> dict[str, str]:
+    if not specs:
+        return {}
+    if isinstance(provided, Mapping):
+        return {k: str(v) for k, v in provided.items()}
+    values: dict[str, str] = {}
+    if provided is None:
+        return values  # the loader names the first input that has no value
+    for spec in specs:
+        value = provided(spec)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            values[spec.id] = str(value)
+    return values
+
+
+def select(config: Any, only: tuple[str, ...] | None) -> Any:
+    """``config`` with every server outside ``only`` (and their dependencies) disabled."""
+    if only is None:
+        return config
+    known = config.servers
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        listed = ", ".join(known) or "none"
+        raise RoutingError(f"unknown server {unknown[0]!r} (servers: {listed})")
+    keep: set[str] = set()
+    todo = list(only)
+    while todo:
+        name = todo.pop()
+        if name not in keep:
+            keep.add(name)
+            todo.extend(known[name].dependencies)
+    servers = {
+        name: cfg if name in keep else dataclasses.replace(cfg, enabled=False)
+        for name, cfg in known.items()
+    }
+    return dataclasses.replace(config, servers=servers)
+
+
+def _read_text(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")

@@ -1,0 +1,508 @@
+"""``MCPHost``: many servers from one configuration, one API.
+
+Layer 4. The facade holds the public API and delegates: configuration to
+:mod:`~mcphost.host.configload`, lifecycles to the :class:`~mcphost.host.supervisor.Supervisor`,
+discovery to the :class:`~mcphost.host.registry.Registry`, names and URIs to the
+:class:`~mcphost.host.router.Router`, schemas to :class:`~mcphost.host.validation.Validation`,
+the application's handlers to :class:`~mcphost.host.handlers.Handlers`. Only ``call_tool``
+is written out here: it is the hot path, and each level of delegation shows in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, cast
+
+from ..errors import ConfigurationError, MCPHostError, ProtocolError, TimeoutError, UsageError
+from ..protocol.lifecycle import ServerState
+from ..transports.base import Transport
+from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root, ServerInfo
+from ..version import __version__
+from ..wire.framing import DEFAULT_MAX_SIZE
+from . import requests
+from .configload import load_config, select
+from .handle import ServerHandle
+from .handlers import LOG_LEVELS, EventHandler, Handlers, normalise_roots
+from .registry import Registry
+from .router import Router
+from .supervisor import Supervisor
+from .validation import Validation
+
+__all__ = ["MCPHost"]
+
+_EMPTY: Final[list[Any]] = []
+#: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
+_clock: Final = time.perf_counter
+
+
+def _ignore(_params: JSONObject) -> None:
+    return None
+
+
+class MCPHost:
+    """A host for many MCP servers.
+
+    Args:
+        config: path of an ``mcp.json`` (or a dict of its content); may be given later to
+            :meth:`initialize`.
+        roots: roots offered to servers that ask (``roots/list``): ``file://`` URIs or paths.
+        validate_arguments: check ``call_tool`` arguments against the tool's
+            ``inputSchema`` before sending.
+        request_timeout: default seconds per request (a server's ``requestTimeout`` and a
+            call's ``timeout=`` override it).
+        shutdown_timeout: seconds each server gets to exit before it is killed.
+        max_message_size: largest message accepted from a server, in bytes.
+        max_pages: cap on pages followed when listing.
+        environ: the environment used for ``${VAR}`` expansion; servers receive only an
+            allow-list of it (PATH, HOME, ...) plus their own ``env``. Defaults to
+            ``os.environ``.
+        inputs: values for ``${input:id}``, or a callable ``(InputSpec) -> str`` (may be
+            async) asked for each input the configuration uses.
+        client_info: ``clientInfo`` sent in ``initialize``.
+        handle_signals: on SIGTERM, shut every server down before the process exits.
+        validate_output: what a ``structuredContent`` that does not match the tool's
+            ``outputSchema`` does: ``"error"`` (raise ``ValidationError``), ``"warn"``
+            (log and return the result) or ``"off"``.
+        validate_messages: ``"strict"``, ``"lenient"`` or ``"off"``: what the host does
+            with a message from a server that does not match the MCP schema of the
+            negotiated version (see docs/design.md).
+        servers: start only these servers of the configuration (and the servers they
+            depend on); the others are listed as disabled.
+        transport_factory: ``(ServerConfig) -> Transport``, to connect servers another way
+            (tests, embedded servers); by default the configuration's ``type`` decides.
+    """
+
+    def __init__(
+        self,
+        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        *,
+        roots: Iterable[str | os.PathLike[str] | Root] | None = None,
+        validate_arguments: bool = True,
+        request_timeout: float = 60.0,
+        shutdown_timeout: float = 10.0,
+        max_message_size: int = DEFAULT_MAX_SIZE,
+        max_pages: int = 1000,
+        environ: Mapping[str, str] | None = None,
+        inputs: Mapping[str, str] | Callable[[Any], Any] | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        handle_signals: bool = True,
+        validate_output: str = "error",
+        validate_messages: str = "lenient",
+        servers: Iterable[str] | None = None,
+        transport_factory: Callable[[Any], Transport] | None = None,
+    ) -> None:
+        if validate_output not in ("error", "warn", "off"):
+            raise ConfigurationError(
+                f"validate_output must be 'error', 'warn' or 'off', not {validate_output!r}"
+            )
+        if validate_messages not in ("strict", "lenient", "off"):
+            raise ConfigurationError(
+                f"validate_messages must be 'strict', 'lenient' or 'off', not {validate_messages!r}"
+            )
+        self._config_source = config
+        self._only = None if servers is None else tuple(servers)
+        self.validate_messages = validate_messages
+        self.request_timeout = request_timeout
+        self.shutdown_timeout = shutdown_timeout
+        self.max_message_size = max_message_size
+        self.max_pages = max_pages
+        self._environ = dict(os.environ if environ is None else environ)
+        self._inputs = inputs
+        self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
+        self._transport_factory = transport_factory
+        self._servers: dict[str, ServerHandle] = {}
+        self._handlers = Handlers(roots)
+        self._validation = Validation(arguments=validate_arguments, output=validate_output)
+        self._router = Router(self._servers)
+        self._tool_routes = self._router.routes
+        self._registry = Registry(max_pages=max_pages, on_listed=self._on_listed)
+        self._supervisor = Supervisor(
+            self._servers,
+            handlers=self._handlers,
+            registry=self._registry,
+            transport_factory=self._make_transport,
+            client_info=self._client_info,
+            validate_messages=validate_messages,
+            handle_signals=handle_signals,
+        )
+        self._supervisor.shutdown = self.shutdown
+        self._state = "new"
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self.config: Any = None
+
+    @property
+    def validate_arguments(self) -> bool:
+        return self._validation.arguments
+
+    @validate_arguments.setter
+    def validate_arguments(self, value: bool) -> None:
+        self._validation.arguments = value
+
+    @property
+    def validate_output(self) -> str:
+        return self._validation.output
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> MCPHost:
+        await self.initialize()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    async def initialize(self, config: str | os.PathLike[str] | Mapping[str, Any] | None = None) -> None:
+        """Load the configuration and start every enabled server.
+
+        Servers start in parallel (in dependency layers), each within its ``timeout``. If
+        any fails, every server already started is shut down and the error names every
+        server that failed and why.
+
+        Raises:
+            ConfigurationError: the configuration is invalid.
+            ServerStartupError: one or more servers failed to start.
+            UsageError: the host was initialized before.
+        """
+        if self._state != "new":
+            raise UsageError(f"initialize() called on a host that is {self._state}")
+        self._state = "starting"
+        source = config if config is not None else self._config_source
+        try:
+            loaded = await load_config(
+                "mcp.json" if source is None else source, environ=self._environ, inputs=self._inputs
+            )
+            self.config = select(loaded, self._only)
+            for name, cfg in self.config.servers.items():
+                self._servers[name] = ServerHandle(
+                    cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout
+                )
+            await self._supervisor.start_all(self.config.start_order())
+        except BaseException:
+            await self.shutdown()
+            raise
+        self._state = "ready"
+
+    def _make_transport(self, config: Any) -> Transport:
+        if self._transport_factory is not None:
+            return self._transport_factory(config)
+        from ..transports.factory import make_transport
+
+        return make_transport(config, environ=self._environ, max_message_size=self.max_message_size)
+
+    async def shutdown(self) -> None:
+        """Stop every server, in parallel; idempotent and safe to call from any task."""
+        if self._shutdown_task is None:
+            self._state = "stopping"
+            self._shutdown_task = asyncio.get_running_loop().create_task(
+                self._shutdown(), name="mcphost-shutdown"
+            )
+        task = self._shutdown_task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=self.shutdown_timeout + 10)
+            raise
+
+    async def _shutdown(self) -> None:
+        await self._supervisor.stop_all()
+        self._state = "stopped"
+
+    async def start_server(self, name: str) -> None:
+        """Start a stopped, failed, unavailable or disabled server (a new process and session).
+
+        Raises:
+            RoutingError: no such server. ServerStartupError, ConfigurationError: as at start.
+        """
+        self._require_running("start_server")
+        await self._supervisor.start(self._router.handle(name))
+
+    async def stop_server(self, name: str) -> None:
+        """Stop one server; its tools, prompts and resources leave :meth:`get_tools` at once."""
+        self._require_running("stop_server")
+        await self._supervisor.stop(self._router.handle(name))
+
+    async def restart_server(self, name: str) -> None:
+        """Stop then start one server: a new process and session; its tools come back."""
+        self._require_running("restart_server")
+        await self._supervisor.restart(self._router.handle(name))
+
+    def _require_running(self, what: str) -> None:
+        if self._state != "ready":
+            raise UsageError(f"{what}() needs a running host (this one is {self._state})")
+
+    # -- queries --------------------------------------------------------------------------
+
+    @property
+    def servers(self) -> Mapping[str, ServerHandle]:
+        return self._servers
+
+    def get_tools(self) -> dict[str, ServerInfo]:
+        """Every configured server with its state and everything it offers."""
+        out: dict[str, ServerInfo] = {}
+        for name, h in self._servers.items():
+            s = h.session
+            out[name] = {
+                "state": cast(Any, h.state.value),
+                "serverInfo": cast(Any, s.server_info if s else None),
+                "protocolVersion": s.protocol_version if s else None,
+                "instructions": s.instructions if s else None,
+                "capabilities": cast(Any, s.server_capabilities if s else {}),
+                "tools": cast(Any, list(h.tools)),
+                "prompts": cast(Any, list(h.prompts)),
+                "resources": cast(Any, list(h.resources)),
+                "resourceTemplates": cast(Any, list(h.resourceTemplates)),
+            }
+        return out
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Per-server state, counters and per-tool latency statistics."""
+        out: dict[str, Any] = {}
+        for name, h in self._servers.items():
+            session = h.session
+            transport = h.transport.statistics() if h.transport is not None else {}
+            connection = session.peer.stats.as_dict() if session is not None else {}
+            if connection:
+                connection["noise_lines"] = transport.get("noise_lines", 0)
+            entry: dict[str, Any] = {
+                "state": h.state.value,
+                "pid": h.pid(),
+                "error": str(h.error) if h.error is not None else None,
+                "pending": session.pending if session is not None else 0,
+                "restarts": h.restarts,
+                "connection": connection,
+                "transport": transport,
+            }
+            entry.update(h.metrics.snapshot())
+            out[name] = entry
+        return out
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[JSONObject], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+        task: bool | Mapping[str, Any] = False,
+    ) -> Any:
+        """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
+
+        A tool that fails inside returns ``isError: true``: that is a result, not an error.
+        With ``task=True`` (or ``{"ttl": ms}``), or for a tool whose
+        ``execution.taskSupport`` is ``"required"``, the call creates a server task
+        (protocol 2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned
+        at once; ``await`` it for the result.
+
+        Raises:
+            RoutingError: unknown server or tool (the message lists what exists).
+            PermissionDeniedError: the tool is denied by the server's ``tools`` filter.
+            ValidationError: the arguments do not match the tool's ``inputSchema``.
+            UsageError: the arguments cannot be sent as JSON; the host is not running.
+            ServerError, TimeoutError, ServerUnavailableError, ProtocolError.
+        """
+        route = self._tool_routes.get(name)
+        if route is None or route.generation != route.handle.route_generation:
+            if self._state in ("new", "starting"):
+                raise UsageError(f"call_tool({name!r}) before initialize() finished")
+            route = self._router.tool(name)  # raises if the server is not ready, saying why
+        handle = route.handle
+        if type(params) is dict:
+            arguments = params
+        else:
+            arguments = dict(params) if params is not None else {}
+        if self._validation.arguments:
+            validator = route.validator
+            if validator is None:
+                validator = route.validator = self._validation.input_validator(handle, route.tool)
+            if validator is not False and not validator.is_valid(arguments):
+                self._validation.check_arguments(handle, route.tool, arguments)
+        request: dict[str, Any] = {"name": route.name, "arguments": arguments}
+        if meta:
+            request["_meta"] = dict(meta)
+        if task or not route.plain:  # else the common case: nothing about tasks to decide
+            if task and route.task_support == "forbidden":
+                # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+                raise UsageError(
+                    f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
+                    server=handle.name,
+                )
+            if task or route.task_support == "required":
+                return await requests.call_as_task(self._handlers, handle, route.session, request, task, timeout)
+        if progress is None and self._handlers.progress:
+            progress = _ignore  # the application's on_progress handlers still hear it
+        stats = route.stats
+        started = _clock()
+        try:
+            call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout)
+            # Sent: not kept alive while waiting. Fewer live objects per call in flight
+            # means fewer garbage-collector passes under load.
+            del request
+            peer = route.session.peer
+            try:
+                if peer.needs_drain:
+                    await peer.drain()
+                result = await call.future
+            except asyncio.CancelledError:
+                peer.abandon(call)
+                raise
+        except MCPHostError as exc:
+            stats.record(_clock() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
+            raise
+        elapsed = _clock() - started
+        if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
+            stats.record(elapsed, error="malformed result")
+            raise ProtocolError(
+                f"tools/call {route.name!r} returned a malformed result (expected an object "
+                "with a 'content' array)",
+                server=handle.name,
+            )
+        is_error = result.get("isError") is True
+        stats.record_result(elapsed, is_error)
+        if not route.plain and route.has_output and not is_error and self._validation.output != "off":
+            self._validation.check_output(handle, route.tool, result)
+        return result  # a CallToolResult, as checked above
+
+    async def list_tasks(self, server: str) -> list[JSONObject]:
+        """``tasks/list`` of one server (all pages)."""
+        return await requests.list_tasks(self._router.handle(server), self.max_pages)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> GetPromptResult:
+        """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
+        return await requests.get_prompt(self._router, name, arguments, timeout)
+
+    def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
+        """The server that serves ``uri``: exact URIs first, then templates."""
+        return self._router.resource(uri, server)
+
+    async def get_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> ReadResourceResult:
+        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
+        return await requests.get_resource(self._router, uri, server, timeout)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        server: str | None = None,
+        timeout: float | None = None,
+    ) -> JSONObject:
+        """``completion/complete`` for a prompt argument or a resource-template variable.
+
+        ``ref``: ``{"type": "ref/prompt", "name": "server.prompt"}`` or
+        ``{"type": "ref/resource", "uri": ...}``; ``argument``: ``{"name", "value"}``;
+        ``context``: ``{"arguments": {...}}`` (2025-06-18+). Returns the ``completion``
+        object: ``{"values": [...], "total"?, "hasMore"?}``.
+        """
+        return await requests.complete(self._router, ref, argument, context, server, timeout)
+
+    # -- what servers ask of the client ---------------------------------------------------
+
+    def register_callback(
+        self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None
+    ) -> None:
+        """Receive every server request the host does not answer itself.
+
+        ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
+        raised exception is sent back as a JSON-RPC error (an ``int`` attribute ``code``
+        chooses the code; ``-32603`` otherwise; :class:`~mcphost.RpcError` sets all three).
+        It declares no client capability by itself: pass ``capabilities=`` (merged into the
+        ``ClientCapabilities`` sent at ``initialize``) for what it serves.
+        """
+        self._handlers.callback = cb
+        if capabilities:
+            self._handlers.extra_capabilities.update(capabilities)
+
+    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
+        """Serve ``sampling/createMessage``: ``handler(server, params) -> CreateMessageResult``.
+        Declares ``sampling`` (``sampling.tools`` with ``tools=True``, 2025-11-25+). Register
+        before :meth:`initialize`: capabilities are declared in the handshake."""
+        self._before_start("on_sampling")
+        self._handlers.sampling = handler
+        self._handlers.sampling_tools = tools
+
+    def on_elicitation(
+        self, handler: Callable[[str, JSONObject], Any], *, form: bool = True, url: bool = False
+    ) -> None:
+        """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``. Declares
+        ``elicitation`` (form and/or URL mode; none below 2025-06-18)."""
+        self._before_start("on_elicitation")
+        self._handlers.elicitation = handler
+        self._handlers.elicitation_form = form
+        self._handlers.elicitation_url = url
+
+    def on_roots(self, handler: Callable[[str], Any]) -> None:
+        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+        self._handlers.roots_handler = handler
+
+    def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive ``notifications/message`` params: ``handler(server, params)``."""
+        self._handlers.log.append(handler)
+
+    def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
+        self._handlers.progress.append(handler)
+        for handle in self._servers.values():
+            if handle.session is not None:
+                handle.session.forward_progress = True
+
+    def on_event(self, handler: EventHandler) -> None:
+        """Receive host events: ``{"type", "server", "data"}``. Types: ``state_changed``
+        (data: ``from``, ``to``, ``reason``), ``server_starting``, ``server_ready``,
+        ``server_failed``, ``server_exited``, ``capabilities_changed`` (data: the kinds
+        re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``."""
+        self._handlers.events.append(handler)
+
+    def _before_start(self, what: str) -> None:
+        if self._state != "new":
+            import logging
+
+            logging.getLogger("mcphost.host").warning(
+                "%s registered after initialize(): servers already started were not told "
+                "of the capability", what,
+            )
+
+    def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
+        self._handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
+
+    # -- client-initiated utilities -------------------------------------------------------
+
+    async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
+        """Replace the roots and send ``notifications/roots/list_changed`` to every server."""
+        self._handlers.roots = normalise_roots(roots)
+        for handle in self._servers.values():
+            if handle.state is ServerState.READY and handle.session is not None:
+                handle.session.notify("notifications/roots/list_changed")
+
+    async def set_log_level(self, server: str | None, level: str) -> None:
+        """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
+        if level not in LOG_LEVELS:
+            raise UsageError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        handles = [self._router.handle(server)] if server else [
+            h for h in self._servers.values()
+            if h.state is ServerState.READY and h.session is not None and h.session.has_capability("logging")
+        ]
+        await requests.set_log_level(handles, level)
+
+    async def subscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/subscribe``: updates then arrive as ``resource_updated`` events."""
+        await requests.subscription(self._router, "resources/subscribe", uri, server)
+
+    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/unsubscribe``."""
+        await requests.subscription(self._router, "resources/unsubscribe", uri, server)
+

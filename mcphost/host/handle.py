@@ -1,0 +1,109 @@
+"""What the host holds for one configured server: its state, session and offerings.
+
+Layer 4. A :class:`ServerHandle` is a record: the supervisor sets its state and session,
+the registry its lists, the router and validation read them. Lists are replaced whole (one
+assignment each), so a reader never sees a half-refreshed registry. Each start makes a new
+transport and a new :class:`~mcphost.client.session.ClientSession`, so a stopped server
+starts again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MCPHostError, ServerUnavailableError
+from ..metrics import Metrics
+from ..protocol.lifecycle import ServerState
+
+if TYPE_CHECKING:
+    from ..client.session import ClientSession
+    from ..config import ServerConfig
+    from ..transports.base import Gone, Transport
+
+__all__ = ["ServerHandle"]
+
+
+class ServerHandle:
+    """Everything the host knows about one server."""
+
+    def __init__(self, config: ServerConfig, *, request_timeout: float, shutdown_timeout: float) -> None:
+        self.name = config.name
+        self.config = config
+        #: Bumped whenever what a cached tool route knows may change: the tool list, the
+        #: state, the session. A route of an older generation is stale.
+        self.route_generation = 0
+        self._state = ServerState.STOPPED if config.enabled else ServerState.DISABLED
+        self.request_timeout = config.request_timeout or request_timeout
+        self.shutdown_timeout = config.shutdown_timeout or shutdown_timeout
+        self.session: ClientSession | None = None
+        self.transport: Transport | None = None
+        #: The transport of the current start is open (closed once stopped or failed).
+        self.live = False
+        #: How the last session's transport ended (exit code, stderr tail), once closed.
+        self.last_gone: Gone | None = None
+        #: Why the server is not ready (its last start failure or how it went away).
+        self.error: MCPHostError | None = None
+        self.metrics = Metrics()
+        self.restarts = 0
+        self.tools: list[dict[str, Any]] = []
+        self.prompts: list[dict[str, Any]] = []
+        self.resources: list[dict[str, Any]] = []
+        self.resourceTemplates: list[dict[str, Any]] = []
+        self.tool_index: dict[str, dict[str, Any]] = {}
+        self.hidden_tools: set[str] = set()
+        #: Compiled validators per tool name, dropped when the tool list changes.
+        self.validators: dict[str, Any] = {}
+        self.output_validators: dict[str, Any] = {}
+        # The registry's refresh on list_changed.
+        self.dirty: set[str] = set()
+        self.refresher: asyncio.Task[None] | None = None
+        self.listening = False  # discovery is done: list_changed refreshes from now on
+
+    @property
+    def state(self) -> ServerState:
+        return self._state
+
+    def set_state(self, state: ServerState) -> None:
+        """For the supervisor only (it checks the transition and tells everyone)."""
+        self._state = state
+        self.route_generation += 1
+
+    def clear_offerings(self) -> None:
+        """The server is gone or stopped: what it offered is no longer offered."""
+        self.tools = []
+        self.prompts = []
+        self.resources = []
+        self.resourceTemplates = []
+        self.tool_index = {}
+        self.hidden_tools = set()
+        self.validators = {}
+        self.output_validators = {}
+        self.route_generation += 1
+
+    def require_ready(self) -> ClientSession:
+        """The session, if the server is ready; else ``ServerUnavailableError`` saying why."""
+        session = self.session
+        if self._state is not ServerState.READY or session is None or session.closed:
+            if self._state is ServerState.DISABLED:
+                raise ServerUnavailableError(
+                    "server is disabled in the configuration (or not selected)", server=self.name
+                )
+            err = self.error
+            if isinstance(err, ServerUnavailableError):
+                raise ServerUnavailableError(
+                    err.message, server=self.name, exit_code=err.exit_code, stderr_tail=err.stderr_tail
+                )
+            reason = f": {err.message}" if err is not None else ""
+            raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name)
+        return session
+
+    def pid(self) -> int | None:
+        transport = self.transport
+        if transport is None:
+            return None
+        pid = transport.statistics().get("pid")
+        return pid if isinstance(pid, int) else None
+
+    def stderr_tail(self) -> list[str]:
+        return self.transport.tail() if self.transport is not None else []

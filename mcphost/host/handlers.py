@@ -1,0 +1,167 @@
+"""The application's side: its handlers for what servers ask, and the events it hears.
+
+Layer 4. Servers ask the client for roots, sampling and elicitation, or anything else (the
+generic callback); the application registers a handler for each. What the client declares
+in the handshake follows from what is registered (:meth:`Handlers.capabilities_for`).
+Notifications that concern the application (log messages, progress, resource updates,
+task status) go to its handlers and events. A handler that raises is logged; one that is
+async runs as a task of its own, so a slow one never holds up the reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from ..errors import ConfigurationError, RpcError
+from ..protocol import jsonrpc
+from ..protocol.legacy import client_capabilities
+from ..types import HostEvent, JSONObject, Root
+
+if TYPE_CHECKING:
+    from ..client.tasks import TaskHandle
+
+__all__ = ["EventHandler", "Handlers", "LOG_LEVELS", "call_handler", "normalise_roots"]
+
+logger = logging.getLogger("mcphost.host")
+
+EventHandler = Callable[[HostEvent], Any]
+#: MCP log levels (RFC 5424 names) -> Python logging levels.
+LOG_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class Handlers:
+    """What the application registered, and the dispatch of server requests to it."""
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str] | Root] | None) -> None:
+        self.roots: list[Root] = normalise_roots(roots or [])
+        self.callback: Callable[[str, str, JSONObject], Any] | None = None
+        self.events: list[EventHandler] = []
+        self.log: list[Callable[[str, JSONObject], Any]] = []
+        self.progress: list[Callable[[str, JSONObject], Any]] = []
+        self.sampling: Callable[[str, JSONObject], Any] | None = None
+        self.sampling_tools = False
+        self.elicitation: Callable[[str, JSONObject], Any] | None = None
+        self.elicitation_form = True
+        self.elicitation_url = False
+        self.roots_handler: Callable[[str], Any] | None = None
+        self.extra_capabilities: dict[str, Any] = {}
+        #: Server tasks the application follows, by (server, task id).
+        self.tasks: weakref.WeakValueDictionary[tuple[str, str], TaskHandle] = weakref.WeakValueDictionary()
+
+    def capabilities_for(self, version: str) -> dict[str, Any]:
+        """The ``ClientCapabilities`` to declare for ``version``."""
+        return client_capabilities(
+            version,
+            roots=True,
+            sampling=self.sampling is not None,
+            sampling_tools=self.sampling_tools,
+            elicitation_form=self.elicitation is not None and self.elicitation_form,
+            elicitation_url=self.elicitation is not None and self.elicitation_url,
+            task_requests=True,
+            extra=self.extra_capabilities,
+        )
+
+    def emit(self, event: HostEvent) -> None:
+        for handler in list(self.events):
+            call_handler(handler, (event,), "event handler")
+
+    # -- server requests ------------------------------------------------------------------
+
+    async def answer(self, server: str, method: str, params: JSONObject) -> Any:
+        """Answer a server request the session admitted (capability declared)."""
+        if method == "roots/list":
+            if self.roots_handler is not None:
+                roots = await _maybe_await(self.roots_handler(server))
+                return {"roots": normalise_roots(roots)}
+            return {"roots": [dict(r) for r in self.roots]}
+        if method == "sampling/createMessage" and self.sampling is not None:
+            if (params.get("tools") or params.get("toolChoice")) and not self.sampling_tools:
+                raise RpcError(jsonrpc.INVALID_PARAMS, "this client does not support tools in sampling")
+            return await _maybe_await(self.sampling(server, params))
+        if method == "elicitation/create" and self.elicitation is not None:
+            mode = params.get("mode", "form")
+            if (mode == "url" and not self.elicitation_url) or (mode == "form" and not self.elicitation_form):
+                raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
+            return await _maybe_await(self.elicitation(server, params))
+        cb = self.callback
+        if cb is None:
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
+        return await _maybe_await(cb(server, method, params))
+
+    # -- notifications --------------------------------------------------------------------
+
+    def notified(self, server: str, method: str, params: JSONObject) -> None:
+        """A notification for the application (list changes are the registry's)."""
+        if method == "notifications/progress":  # first: one may come with every call
+            for progress_handler in list(self.progress):
+                call_handler(progress_handler, (server, params), "on_progress handler")
+        elif method == "notifications/message":
+            level = LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+            server_log = logging.getLogger(f"mcphost.server.{server}")
+            if server_log.isEnabledFor(level):
+                server_log.log(level, "%s", params.get("data"))
+            for log_handler in list(self.log):
+                call_handler(log_handler, (server, params), "on_log handler")
+        elif method == "notifications/resources/updated":
+            self.emit({"type": "resource_updated", "server": server, "data": params})
+        elif method == "notifications/elicitation/complete":
+            self.emit({"type": "elicitation_complete", "server": server, "data": params})
+        elif method == "notifications/tasks/status":
+            tracked = self.tasks.get((server, str(params.get("taskId"))))
+            if tracked is not None:
+                tracked.update(cast(Any, {k: v for k, v in params.items() if k != "_meta"}))
+            self.emit({"type": "task_status", "server": server, "data": params})
+
+
+def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:
+    out: list[Root] = []
+    for root in roots:
+        if isinstance(root, os.PathLike):
+            root = os.fspath(root)
+        if isinstance(root, str):
+            uri = root if "://" in root else Path(root).resolve().as_uri()
+            out.append({"uri": uri, "name": os.path.basename(root.rstrip("/")) or root})
+        elif isinstance(root, Mapping) and isinstance(root.get("uri"), str):
+            out.append(cast(Root, dict(root)))
+        else:
+            raise ConfigurationError(f"invalid root {root!r}: expected a path, a URI or {{'uri': ...}}")
+    return out
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def call_handler(handler: Callable[..., Any], args: tuple[Any, ...], what: str) -> None:
+    """Call an application handler from the reader; an async one runs as its own task."""
+    try:
+        outcome = handler(*args)
+        if inspect.isawaitable(outcome):
+            asyncio.get_running_loop().create_task(_guard(outcome, what))
+    except Exception:
+        logger.exception("%s failed", what)
+
+
+async def _guard(awaitable: Awaitable[Any], what: str) -> None:
+    try:
+        await awaitable
+    except Exception:
+        logger.exception("%s failed", what)

@@ -1,0 +1,176 @@
+"""What each server offers: discovery, paging, and the refresh on ``list_changed``.
+
+Layer 4. :func:`list_all` is the one paging helper (every list, tasks included): it follows
+``nextCursor`` up to a page cap and stops on a repeated cursor. :class:`Registry` lists
+every kind a server declares when it starts, publishes the lists whole, and re-lists a kind
+when the server says it changed: a short window coalesces a burst of ``list_changed`` into
+one refresh, and a change during a refresh causes exactly one more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import MCPHostError, ProtocolError
+from ..protocol.lifecycle import ServerState
+from .handle import ServerHandle
+
+if TYPE_CHECKING:
+    from ..client.session import ClientSession
+
+__all__ = ["LIST_KINDS", "Registry", "list_all"]
+
+logger = logging.getLogger("mcphost.host.registry")
+
+# kind -> (method, result key, capability)
+LIST_KINDS: Final = {
+    "tools": ("tools/list", "tools", "tools"),
+    "prompts": ("prompts/list", "prompts", "prompts"),
+    "resources": ("resources/list", "resources", "resources"),
+    "resourceTemplates": ("resources/templates/list", "resourceTemplates", "resources"),
+}
+#: notification -> the kinds it makes stale.
+CHANGED: Final = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    "notifications/resources/list_changed": ("resources", "resourceTemplates"),
+}
+
+
+async def list_all(
+    session: ClientSession, method: str, key: str, max_pages: int, on_page: Callable[[], None] | None = None
+) -> list[Any]:
+    """Every item of a paginated list: ``method`` pages, items under ``key``.
+
+    Spec: keep fetching "until nextCursor is absent" — but a server repeating a cursor
+    would loop forever, and one that never stops would exhaust memory: a repeated cursor
+    ends the listing, and so does ``max_pages`` (each with a warning).
+    """
+    name = session.name
+    items: list[Any] = []
+    seen: set[str] = set()
+    cursor: Any = None
+    for _page in range(max_pages):
+        params = {"cursor": cursor} if cursor is not None else None
+        result = await session.request(method, params)
+        if on_page is not None:
+            on_page()
+        if not isinstance(result, dict):
+            raise ProtocolError(f"{method} result is not an object", server=name)
+        page = result.get(key)
+        if not isinstance(page, list):
+            raise ProtocolError(f"{method} result has no {key!r} array", server=name)
+        items.extend(page)
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return items
+        marker = repr(cursor)
+        if marker in seen:
+            logger.warning("%s: %s repeated cursor %r; stopping", name, method, cursor)
+            return items
+        seen.add(marker)
+    logger.warning("%s: %s exceeded %d pages; stopping", name, method, max_pages)
+    return items
+
+
+class Registry:
+    """Discovers and refreshes what servers offer."""
+
+    def __init__(
+        self,
+        *,
+        max_pages: int,
+        on_listed: Callable[[ServerHandle, tuple[str, ...]], None],
+        refresh_delay: float = 0.02,
+    ) -> None:
+        self.max_pages = max_pages
+        self._on_listed = on_listed
+        self._refresh_delay = refresh_delay
+
+    async def discover(self, handle: ServerHandle, session: ClientSession) -> None:
+        """List every kind the server declares, then publish them together."""
+        kinds = [k for k, (_, _, cap) in LIST_KINDS.items() if session.has_capability(cap)]
+        lists = await asyncio.gather(*(self._list(session, k) for k in kinds))
+        for kind, items in zip(kinds, lists):
+            self.publish(handle, kind, items)
+        handle.listening = True
+        if handle.dirty:
+            self._schedule(handle)
+
+    async def _list(self, session: ClientSession, kind: str) -> list[dict[str, Any]]:
+        method, key, _ = LIST_KINDS[kind]
+        items = await list_all(session, method, key, self.max_pages)
+        return [item for item in items if isinstance(item, dict)]
+
+    def publish(self, handle: ServerHandle, kind: str, items: list[dict[str, Any]]) -> None:
+        if kind != "tools":
+            setattr(handle, kind, items)
+            return
+        permits = handle.config.tools.permits
+        visible = []
+        hidden = set()
+        for tool in items:
+            name = tool.get("name")
+            if not isinstance(name, str):
+                continue
+            if permits(name):
+                visible.append(tool)
+            else:
+                hidden.add(name)
+        handle.tools = visible
+        handle.tool_index = {t["name"]: t for t in visible}
+        handle.hidden_tools = hidden
+        # Validators are compiled per tool on first use, and again after a change.
+        handle.validators = {}
+        handle.output_validators = {}
+        handle.route_generation += 1
+
+    # -- refresh on list_changed ----------------------------------------------------------
+
+    def changed(self, handle: ServerHandle, method: str) -> bool:
+        """``method`` is a notification; if it says a list changed, schedule a refresh."""
+        kinds = CHANGED.get(method)
+        if kinds is None:
+            return False
+        handle.dirty.update(kinds)
+        if handle.listening:
+            self._schedule(handle)
+        return True
+
+    def _schedule(self, handle: ServerHandle) -> None:
+        if handle.refresher is None or handle.refresher.done():
+            handle.refresher = asyncio.get_running_loop().create_task(
+                self._refresh(handle), name=f"mcphost-refresh-{handle.name}"
+            )
+
+    async def _refresh(self, handle: ServerHandle) -> None:
+        await asyncio.sleep(self._refresh_delay)
+        while handle.dirty and handle.state is ServerState.READY and handle.session is not None:
+            session = handle.session
+            kinds = tuple(k for k in LIST_KINDS if k in handle.dirty)
+            handle.dirty.clear()
+            wanted = [k for k in kinds if session.has_capability(LIST_KINDS[k][2])]
+            try:
+                lists = await asyncio.gather(*(self._list(session, k) for k in wanted))
+            except MCPHostError as exc:
+                logger.warning("%s: refresh of %s failed: %s", handle.name, ", ".join(wanted), exc)
+                return
+            for kind, items in zip(wanted, lists):
+                self.publish(handle, kind, items)
+            self._on_listed(handle, tuple(wanted))
+
+    async def stop(self, handle: ServerHandle) -> None:
+        """Stop refreshing ``handle`` (its server is stopping)."""
+        handle.listening = False
+        handle.dirty.clear()
+        refresher = handle.refresher
+        handle.refresher = None
+        if refresher is not None and not refresher.done():
+            refresher.cancel()
+            try:
+                await refresher
+            except BaseException:  # noqa: S110 - cancelled or failed: either way it is over
+                pass

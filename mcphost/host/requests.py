@@ -1,0 +1,158 @@
+"""The host's requests other than ``tools/call``: prompts, resources, completion, logging,
+subscriptions, server tasks.
+
+Layer 4. Each routes with the :class:`~mcphost.host.router.Router`, checks that the server
+declared what the request needs (a clear ``RoutingError`` if not), times the request into
+the server's metrics, and checks the shape of the result it returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from ..client.tasks import TaskHandle
+from ..errors import MCPHostError, ProtocolError, RoutingError, TimeoutError
+from ..types import GetPromptResult, JSONObject, ReadResourceResult
+from .handle import ServerHandle
+from .registry import list_all
+
+if TYPE_CHECKING:
+    from ..client.session import ClientSession
+    from .handlers import Handlers
+    from .router import Router
+
+__all__ = [
+    "call_as_task",
+    "complete",
+    "get_prompt",
+    "get_resource",
+    "list_tasks",
+    "set_log_level",
+    "subscription",
+    "timed",
+]
+
+
+async def timed(handle: ServerHandle, awaitable: Awaitable[Any], method: str) -> Any:
+    """Await ``awaitable`` (a request of ``method``), recorded in the server's metrics."""
+    stats = handle.metrics.method(method)
+    started = time.perf_counter()
+    try:
+        result = await awaitable
+    except MCPHostError as exc:
+        stats.record(time.perf_counter() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
+        raise
+    stats.record(time.perf_counter() - started)
+    return result
+
+
+async def get_prompt(
+    router: Router, name: str, arguments: Mapping[str, Any] | None, timeout: float | None
+) -> GetPromptResult:
+    handle, prompt_name = router.prompt(name)
+    session = handle.require_ready()
+    params: dict[str, Any] = {"name": prompt_name}
+    if arguments:
+        params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
+    result = await timed(handle, session.request("prompts/get", params, timeout=timeout), "prompts/get")
+    if type(result) is not dict or type(result.get("messages")) is not list:
+        raise ProtocolError("prompts/get returned a malformed result (no 'messages' array)", server=handle.name)
+    return cast(GetPromptResult, result)
+
+
+async def get_resource(router: Router, uri: str, server: str | None, timeout: float | None) -> ReadResourceResult:
+    handle = router.resource(uri, server)
+    session = handle.require_ready()
+    result = await timed(
+        handle, session.request("resources/read", {"uri": uri}, timeout=timeout), "resources/read"
+    )
+    if type(result) is not dict or type(result.get("contents")) is not list:
+        raise ProtocolError("resources/read returned a malformed result (no 'contents' array)", server=handle.name)
+    return cast(ReadResourceResult, result)
+
+
+async def set_log_level(handles: list[ServerHandle], level: str) -> None:
+    for handle in handles:
+        session = handle.require_ready()
+        if not session.has_capability("logging"):
+            raise RoutingError("server does not declare the logging capability", server=handle.name)
+        await timed(handle, session.request("logging/setLevel", {"level": level}), "logging/setLevel")
+
+
+async def subscription(router: Router, method: str, uri: str, server: str | None) -> None:
+    handle = router.resource(uri, server)
+    session = handle.require_ready()
+    if not session.has_capability("resources", "subscribe"):
+        raise RoutingError("server does not support resource subscriptions", server=handle.name)
+    await timed(handle, session.request(method, {"uri": uri}), method)
+
+
+async def complete(
+    router: Router,
+    ref: Mapping[str, Any],
+    argument: Mapping[str, Any],
+    context: Mapping[str, Any] | None,
+    server: str | None,
+    timeout: float | None,
+) -> JSONObject:
+    kind = ref.get("type")
+    sent = dict(ref)
+    if kind == "ref/prompt":
+        handle, name = router.split(str(ref.get("name")), "prompt")
+        sent["name"] = name
+    elif kind == "ref/resource":
+        uri = str(ref.get("uri"))
+        handle = router.handle(server) if server else router.template(uri)
+    else:
+        raise RoutingError(f"completion ref type {kind!r} is not 'ref/prompt' or 'ref/resource'")
+    session = handle.require_ready()
+    if not session.supports_completions():
+        raise RoutingError("server does not declare the completions capability", server=handle.name)
+    params: dict[str, Any] = {"ref": sent, "argument": dict(argument)}
+    if context and session.version.structured_content:  # context exists from 2025-06-18
+        params["context"] = dict(context)
+    result = await timed(
+        handle, session.request("completion/complete", params, timeout=timeout), "completion/complete"
+    )
+    completion = result.get("completion") if isinstance(result, dict) else None
+    if not isinstance(completion, dict):
+        raise ProtocolError("completion/complete returned no 'completion' object", server=handle.name)
+    return completion
+
+
+async def call_as_task(
+    handlers: Handlers,
+    handle: ServerHandle,
+    session: ClientSession,
+    request: dict[str, Any],
+    task: bool | Mapping[str, Any],
+    timeout: float | None,
+) -> TaskHandle:
+    """``tools/call`` as a server task (2025-11-25): the handle follows it at once."""
+    if not session.version.tasks:
+        raise RoutingError(
+            f"tool {request['name']!r} needs a task, and tasks need protocol 2025-11-25 "
+            f"(negotiated {session.protocol_version})",
+            server=handle.name,
+        )
+    request["task"] = dict(task) if isinstance(task, Mapping) else {}
+    created = await timed(handle, session.request("tools/call", request, timeout=timeout), "tools/call")
+    info = created.get("task") if isinstance(created, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("taskId"), str):
+        raise ProtocolError("tools/call with a task returned no CreateTaskResult", server=handle.name)
+    tracked = TaskHandle(handle.name, session, cast(Any, info), timeout=timeout)
+    handlers.tasks[(handle.name, tracked.task_id)] = tracked
+    tracked.follow()
+    return tracked
+
+
+async def list_tasks(handle: ServerHandle, max_pages: int) -> list[JSONObject]:
+    """``tasks/list`` of one server, every page."""
+    session = handle.require_ready()
+    try:
+        items = await timed(handle, list_all(session, "tasks/list", "tasks", max_pages), "tasks/list")
+    except ProtocolError as exc:
+        raise ProtocolError("tasks/list returned no 'tasks' array", server=handle.name) from exc
+    return cast(list[JSONObject], items)

@@ -1,0 +1,139 @@
+"""Which server a name or URI goes to: qualified names, resource URIs, the route cache.
+
+Layer 4. Qualified names are ``server.name``, split on the first dot (tool names may
+contain dots; server names may not). A resource URI goes to the one server listing it
+exactly, else to the one whose RFC 6570 template matches; several is ambiguous. Tool routes
+are cached: a :class:`ToolRoute` holds what ``call_tool`` needs, valid while its server's
+route generation is unchanged (same tools, same state, same session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import PermissionDeniedError, RoutingError
+from ..protocol.uritemplate import compile_template
+from .handle import ServerHandle
+
+if TYPE_CHECKING:
+    from ..client.session import ClientSession
+
+__all__ = ["Router", "ToolRoute"]
+
+_ROUTE_CACHE: Final = 4096
+
+
+class ToolRoute:
+    """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
+
+    __slots__ = ("generation", "handle", "has_output", "name", "plain", "session", "start",
+                 "stats", "task_support", "tool", "validator")
+
+    def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
+        self.handle = handle
+        self.generation = handle.route_generation
+        self.session = session
+        #: The session's fast path of ``tools/call``.
+        self.start = session.start_call
+        self.name = name
+        self.tool = tool
+        self.validator: Any = None  # compiled on first use; False when there is none
+        self.has_output = "outputSchema" in tool
+        execution = tool.get("execution")
+        self.task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        self.stats = handle.metrics.tool(name)
+        #: Neither an outputSchema to check nor a task it must run as.
+        self.plain = not self.has_output and self.task_support != "required"
+
+
+class Router:
+    """Routes over the host's servers (``servers``: name -> handle, shared with the host)."""
+
+    def __init__(self, servers: Mapping[str, ServerHandle]) -> None:
+        self.servers = servers
+        self.routes: dict[str, ToolRoute] = {}
+
+    def handle(self, server: str) -> ServerHandle:
+        handle = self.servers.get(server)
+        if handle is None:
+            known = ", ".join(sorted(self.servers)) or "none"
+            raise RoutingError(f"unknown server {server!r} (servers: {known})")
+        return handle
+
+    def split(self, qualified: str, what: str) -> tuple[ServerHandle, str]:
+        if not isinstance(qualified, str) or "." not in qualified:
+            raise RoutingError(f"{what} name {qualified!r} must be qualified as 'server.{what}'")
+        server, _, name = qualified.partition(".")
+        if not name:
+            raise RoutingError(f"{what} name {qualified!r} has nothing after 'server.'")
+        return self.handle(server), name
+
+    def tool(self, name: str) -> ToolRoute:
+        """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""
+        handle, tool_name = self.split(name, "tool")
+        session = handle.require_ready()  # a server that is not running says so first
+        tool = handle.tool_index.get(tool_name)
+        if tool is None:
+            if tool_name in handle.hidden_tools:
+                raise PermissionDeniedError(
+                    f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
+                )
+            known = ", ".join(sorted(handle.tool_index)) or "none"
+            raise RoutingError(
+                f"unknown tool {tool_name!r} (tools of {handle.name}: {known})", server=handle.name
+            )
+        route = ToolRoute(handle, session, tool_name, tool)
+        if len(self.routes) >= _ROUTE_CACHE:
+            self.routes.clear()
+        self.routes[name] = route
+        return route
+
+    def prompt(self, name: str) -> tuple[ServerHandle, str]:
+        handle, prompt_name = self.split(name, "prompt")
+        handle.require_ready()
+        known = {p.get("name") for p in handle.prompts}
+        if prompt_name not in known:
+            listing = ", ".join(sorted(str(n) for n in known)) or "none"
+            raise RoutingError(
+                f"unknown prompt {prompt_name!r} (prompts of {handle.name}: {listing})",
+                server=handle.name,
+            )
+        return handle, prompt_name
+
+    def resource(self, uri: str, server: str | None = None) -> ServerHandle:
+        """The server that serves ``uri``: exact URIs first, then templates."""
+        if server is not None:
+            return self.handle(server)
+        exact = [h for h in self.servers.values() if any(r.get("uri") == uri for r in h.resources)]
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            names = ", ".join(h.name for h in exact)
+            raise RoutingError(f"resource {uri!r} is offered by several servers ({names}); pass server=")
+        matched = []
+        for h in self.servers.values():
+            for tpl in h.resourceTemplates:
+                text = tpl.get("uriTemplate")
+                if not isinstance(text, str):
+                    continue
+                try:
+                    if compile_template(text).match(uri) is not None:
+                        matched.append(h)
+                        break
+                except ValueError:
+                    continue
+        if len(matched) == 1:
+            return matched[0]
+        if len(matched) > 1:
+            names = ", ".join(h.name for h in matched)
+            raise RoutingError(f"resource {uri!r} matches templates of several servers ({names}); pass server=")
+        raise RoutingError(f"no server offers resource {uri!r} (no exact URI or template matches)")
+
+    def template(self, uri: str) -> ServerHandle:
+        """The server of a resource template given by its text (completion refs)."""
+        matched = [h for h in self.servers.values() if any(
+            t.get("uriTemplate") == uri for t in h.resourceTemplates)]
+        if len(matched) == 1:
+            return matched[0]
+        return self.resource(uri)

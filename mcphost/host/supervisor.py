@@ -1,0 +1,363 @@
+"""Starting, stopping and restarting servers: the only owner of their states.
+
+Layer 4. The supervisor builds a server's transport (through the factory: it never names
+one) and a new :class:`~mcphost.client.session.ClientSession` for every start, runs the
+handshake and discovery within the server's start-up ``timeout``, and moves the server
+through the transitions of :mod:`~mcphost.protocol.lifecycle` — each one checked, logged
+and emitted as a ``state_changed`` event. Servers start in dependency layers, each layer
+in parallel; shutdown stops every server in parallel, in a task of its own so a cancelled
+caller cannot interrupt it. A SIGTERM handler (when the application has none) and an
+``atexit`` hook make sure no server outlives the application.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..client.session import ClientSession
+from ..errors import (
+    ConfigurationError,
+    MCPHostError,
+    ServerStartupError,
+    ServerUnavailableError,
+)
+from ..protocol import lifecycle
+from ..protocol.lifecycle import ServerState
+from .handle import ServerHandle
+from .handlers import Handlers
+from .registry import Registry
+
+if TYPE_CHECKING:
+    from ..config import ServerConfig
+    from ..transports.base import Transport
+
+__all__ = ["Supervisor"]
+
+logger = logging.getLogger("mcphost.host.supervisor")
+
+_live: weakref.WeakSet[Supervisor] = weakref.WeakSet()
+
+
+class Supervisor:
+    """Runs the servers of one host (``servers``: name -> handle, shared with the host)."""
+
+    def __init__(
+        self,
+        servers: dict[str, ServerHandle],
+        *,
+        handlers: Handlers,
+        registry: Registry,
+        transport_factory: Callable[[ServerConfig], Transport],
+        client_info: dict[str, Any],
+        validate_messages: str,
+        handle_signals: bool,
+    ) -> None:
+        self.servers = servers
+        self.handlers = handlers
+        self.registry = registry
+        self.transport_factory = transport_factory
+        self.client_info = client_info
+        self.validate_messages = validate_messages
+        self.handle_signals = handle_signals
+        self._signal_installed = False
+        self._locks: dict[str, asyncio.Lock] = {}
+        # The task running each server's start, so that a stop can cancel it rather than
+        # wait for its time-out.
+        self._starting: dict[str, asyncio.Task[Any]] = {}
+
+    # -- states ---------------------------------------------------------------------------
+
+    def set_state(self, handle: ServerHandle, new: ServerState, reason: str | None = None) -> None:
+        """The one place a server's state changes: checked, logged, emitted."""
+        old = handle.state
+        if old is new:
+            return
+        lifecycle.check(old, new)
+        handle.set_state(new)
+        logger.info("%s: %s -> %s%s", handle.name, old.value, new.value, f" ({reason})" if reason else "")
+        data: dict[str, Any] = {"from": old.value, "to": new.value}
+        if reason:
+            data["reason"] = reason
+        self.handlers.emit({"type": "state_changed", "server": handle.name, "data": data})
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        lock = self._locks.get(name)
+        if lock is None:
+            lock = self._locks[name] = asyncio.Lock()
+        return lock
+
+    # -- start ----------------------------------------------------------------------------
+
+    async def start_all(self, layers: list[list[str]]) -> None:
+        """Start the enabled servers layer by layer; all-or-nothing (the caller stops what
+        started when this raises).
+
+        Raises:
+            ServerStartupError: naming every server that failed and why (a single
+                ``ConfigurationError`` is raised as it is).
+        """
+        _live.add(self)
+        self._install_signal_handler()
+        failures: dict[str, MCPHostError] = {}
+        for layer in layers:
+            handles = [self.servers[name] for name in layer]
+            for handle in handles:
+                self.handlers.emit({"type": "server_starting", "server": handle.name})
+            outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
+            for handle, outcome in zip(handles, outcomes):
+                if isinstance(outcome, MCPHostError):
+                    failures[handle.name] = outcome
+                    self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
+                elif isinstance(outcome, BaseException):
+                    raise outcome
+                else:
+                    self.handlers.emit({"type": "server_ready", "server": handle.name})
+            if failures:
+                break
+        if failures:
+            names = ", ".join(failures)
+            details = "\n".join(f"- {err}" for err in failures.values())
+            only = next(iter(failures.values())) if len(failures) == 1 else None
+            if only is not None and isinstance(only, ConfigurationError):
+                raise only
+            raise ServerStartupError(
+                f"{len(failures)} server(s) failed to start: {names}\n{details}",
+                server=only.server if only is not None else None,
+                stderr_tail=getattr(only, "stderr_tail", None),
+                failures=failures,
+            )
+
+    async def start(self, handle: ServerHandle) -> None:
+        """Spawn/connect, handshake and discover within the server's start-up ``timeout``.
+
+        Raises:
+            ServerStartupError: why it failed (stderr tail attached); the server is FAILED.
+            ConfigurationError: its transport cannot be built or its command run.
+        """
+        task = asyncio.current_task()
+        async with self._lock(handle.name):
+            if handle.state is ServerState.READY:
+                return
+            if task is not None:
+                self._starting[handle.name] = task
+            try:
+                await self._start(handle)
+            finally:
+                self._starting.pop(handle.name, None)
+
+    async def _start(self, handle: ServerHandle) -> None:
+        self.set_state(handle, ServerState.STARTING)
+        handle.error = None
+        timeout = handle.config.timeout
+        try:
+            await asyncio.wait_for(self._connect(handle), timeout)
+        except asyncio.TimeoutError:
+            tail = handle.stderr_tail()
+            err: MCPHostError = ServerStartupError(
+                _with_tail(f"not ready within its start-up timeout of {timeout:g} s", tail),
+                server=handle.name,
+                stderr_tail=tail,
+            )
+            await self._fail(handle, err)
+            raise err from None
+        except asyncio.CancelledError:
+            await self._fail(handle, ServerStartupError("start was cancelled", server=handle.name))
+            raise
+        except ConfigurationError as exc:
+            exc.server = exc.server or handle.name
+            await self._fail(handle, exc)
+            raise
+        except MCPHostError as exc:
+            tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
+            if isinstance(exc, ServerUnavailableError):
+                text = f"server exited during start-up{_code(exc.exit_code)}"
+                err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
+            elif isinstance(exc, ServerStartupError):
+                err = exc
+            else:
+                text = f"start-up failed: {exc.message}"
+                err = ServerStartupError(text, server=handle.name, stderr_tail=tail)
+            await self._fail(handle, err)
+            raise err from exc
+        self.set_state(handle, ServerState.READY)
+
+    async def _connect(self, handle: ServerHandle) -> None:
+        config = handle.config
+        transport = self.transport_factory(config)
+        handle.transport = transport
+        handle.live = True
+        await transport.start()
+        name = handle.name
+        handlers = self.handlers
+
+        async def on_request(method: str, params: dict[str, Any]) -> Any:
+            return await handlers.answer(name, method, params)
+
+        def on_notification(method: str, params: dict[str, Any]) -> None:
+            if not self.registry.changed(handle, method):
+                handlers.notified(name, method, params)
+
+        session = ClientSession(
+            name,
+            transport,
+            client_info=self.client_info,
+            capabilities_for=handlers.capabilities_for,
+            request_timeout=handle.request_timeout,
+            validate_messages=self.validate_messages,
+            on_request=on_request,
+            on_notification=on_notification,
+            on_closed=lambda err: self._on_closed(handle, session, err),
+        )
+        session.forward_progress = bool(handlers.progress)
+        handle.session = session
+        await session.open()
+        await self.registry.discover(handle, session)
+
+    async def _fail(self, handle: ServerHandle, err: MCPHostError) -> None:
+        handle.error = err
+        await self._close_io(handle)
+        self.set_state(handle, ServerState.FAILED, str(err).splitlines()[0])
+
+    def _on_closed(self, handle: ServerHandle, session: ClientSession, err: MCPHostError) -> None:
+        """The session's transport went away by itself."""
+        if handle.session is not session or handle.state is not ServerState.READY:
+            return
+        handle.error = err
+        logger.warning("%s", err)
+        self.set_state(handle, ServerState.UNAVAILABLE, err.message.splitlines()[0])
+        self.handlers.emit({"type": "server_exited", "server": handle.name, "data": str(err)})
+        for tracked in list(self.handlers.tasks.values()):
+            if tracked.server == handle.name:
+                tracked.wake()
+
+    # -- stop -----------------------------------------------------------------------------
+
+    async def stop(self, handle: ServerHandle) -> None:
+        """Stop the server (idempotent); its tools leave the registry. A start in progress
+        is cancelled (the server is then FAILED: "start was cancelled")."""
+        starting = self._starting.get(handle.name)
+        if starting is not None and starting is not asyncio.current_task() and not starting.done():
+            starting.cancel()
+            await asyncio.wait({starting})
+        async with self._lock(handle.name):
+            await self._stop(handle)
+
+    async def _stop(self, handle: ServerHandle) -> None:
+        if handle.state in (ServerState.DISABLED, ServerState.STOPPED):
+            return
+        if handle.state is ServerState.FAILED and not handle.live:
+            return  # nothing runs: it stays FAILED with its error until started again
+        self.set_state(handle, ServerState.STOPPING)
+        try:
+            await self._close_io(handle)
+        except Exception as exc:
+            self.set_state(handle, ServerState.FAILED, f"stop failed: {exc!r}")
+            raise
+        handle.clear_offerings()
+        self.set_state(handle, ServerState.STOPPED)
+
+    async def _close_io(self, handle: ServerHandle) -> None:
+        """Close the session (or the bare transport) of the current start."""
+        await self.registry.stop(handle)
+        if not handle.live:
+            return
+        # The transport stays on the handle after it is closed (its pid, its statistics).
+        session, transport = handle.session, handle.transport
+        handle.session = None
+        handle.live = False
+        shutdown = handle.shutdown_timeout
+        if session is not None:
+            handle.last_gone = await session.aclose(shutdown)
+        elif transport is not None:
+            handle.last_gone = await transport.aclose(shutdown)
+        for tracked in list(self.handlers.tasks.values()):
+            if tracked.server == handle.name:
+                tracked.wake()
+
+    async def restart(self, handle: ServerHandle) -> None:
+        """Stop then start: a new process (or connection) and a new session."""
+        async with self._lock(handle.name):
+            await self._stop(handle)
+            handle.restarts += 1
+            await self._start(handle)
+
+    async def stop_all(self) -> None:
+        """Stop every server in parallel; failures are logged, never raised."""
+        handles = list(self.servers.values())
+        results = await asyncio.gather(*(self.stop(h) for h in handles), return_exceptions=True)
+        for handle, result in zip(handles, results):
+            if isinstance(result, BaseException):
+                logger.error("%s: shutdown failed: %r", handle.name, result)
+        self._remove_signal_handler()
+        _live.discard(self)
+
+    # -- signals --------------------------------------------------------------------------
+
+    def _install_signal_handler(self) -> None:
+        if not self.handle_signals or sys.platform == "win32" or self._signal_installed:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return  # the application handles SIGTERM itself
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+            self._signal_installed = True
+
+    def _remove_signal_handler(self) -> None:
+        if self._signal_installed:
+            self._signal_installed = False
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+
+    #: Set by the host: its idempotent shutdown (the SIGTERM handler runs it).
+    shutdown: Callable[[], Any] | None = None
+
+    def _on_sigterm(self) -> None:
+        logger.warning("SIGTERM received: shutting down every server")
+
+        async def stop_then_exit() -> None:
+            if self.shutdown is not None:
+                await self.shutdown()
+            # Now die of SIGTERM as the sender intended.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        asyncio.get_running_loop().create_task(stop_then_exit())
+
+
+def _code(exit_code: int | None) -> str:
+    if exit_code is None:
+        return ""
+    if exit_code < 0:
+        return f" (killed by signal {-exit_code})"
+    return f" with code {exit_code}"
+
+
+def _with_tail(message: str, tail: list[str]) -> str:
+    if not tail:
+        return message
+    return message + "; last stderr lines:\n  " + "\n  ".join(tail[-10:])
+
+
+@atexit.register
+def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit
+    # Last resort for an application that exits without shutdown(): no server outlives it.
+    for supervisor in list(_live):
+        for handle in supervisor.servers.values():
+            process = getattr(handle.transport, "process", None)
+            pgid = getattr(process, "pgid", None)
+            if pgid is not None and process is not None and process.returncode is None:
+                with contextlib.suppress(OSError):
+                    os.killpg(pgid, signal.SIGTERM)

@@ -1,0 +1,86 @@
+"""Tool schemas as validators: compiled once per tool list, checked on every call.
+
+Layer 4. Arguments are checked against the tool's ``inputSchema`` before anything is sent;
+results against its ``outputSchema`` (spec 2025-06-18+: with an outputSchema "the client
+SHOULD validate" structured results). Validators are compiled on first use with the
+negotiated version's default dialect and cached on the server's handle until its tool list
+changes; a schema that does not compile is logged once and not used.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import MCPHostError, ValidationError
+from .handle import ServerHandle
+
+__all__ = ["Validation"]
+
+logger = logging.getLogger("mcphost.host.validation")
+
+
+class Validation:
+    """The host's validation settings and the per-tool validator caches on the handles."""
+
+    def __init__(self, *, arguments: bool, output: str) -> None:
+        self.arguments = arguments
+        #: ``error``, ``warn`` or ``off``.
+        self.output = output
+
+    def input_validator(self, handle: ServerHandle, tool: dict[str, Any]) -> Any:
+        """The compiled ``inputSchema`` of ``tool``, or ``False`` when there is none."""
+        validator = handle.validators.get(tool["name"])
+        if validator is None:
+            validator = handle.validators[tool["name"]] = self._compile(handle, tool, "inputSchema")
+        return validator
+
+    def check_arguments(self, handle: ServerHandle, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
+        """Raise the full ``ValidationError`` (the fast ``is_valid`` said no)."""
+        validator = self.input_validator(handle, tool)
+        if validator is False:
+            return
+        try:
+            validator.validate(arguments)
+        except ValidationError as exc:
+            message = f"invalid arguments for tool {tool['name']!r}: {exc.message}"
+            raise exc.restated(message, server=handle.name) from None
+
+    def check_output(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
+        name = tool["name"]
+        validator = handle.output_validators.get(name)
+        if validator is None:
+            validator = handle.output_validators[name] = self._compile(handle, tool, "outputSchema")
+        if validator is False:
+            return
+        try:
+            if "structuredContent" not in result:
+                raise ValidationError(
+                    "the tool declares an outputSchema but returned no structuredContent",
+                    keyword="outputSchema",
+                )
+            validator.validate(result["structuredContent"])
+        except ValidationError as exc:
+            message = f"structuredContent of tool {name!r} does not match its outputSchema: {exc.message}"
+            if self.output == "warn":
+                logger.warning("%s: %s", handle.name, message)
+                return
+            raise exc.restated(message, server=handle.name) from None
+
+    @staticmethod
+    def _compile(handle: ServerHandle, tool: dict[str, Any], key: str) -> Any:
+        schema = tool.get(key)
+        if not isinstance(schema, (dict, bool)):
+            return False
+        from ..schema import compile as compile_schema
+
+        session = handle.session
+        dialect = session.version.schema_dialect if session is not None else "draft-07"
+        try:
+            return compile_schema(schema, default_dialect=dialect)
+        except MCPHostError as exc:
+            logger.warning(
+                "%s: %s of tool %r is invalid (%s); it is not used for validation",
+                handle.name, key, tool["name"], exc,
+            )
+            return False

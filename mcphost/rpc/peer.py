@@ -1,0 +1,591 @@
+"""A role-neutral JSON-RPC 2.0 peer over one transport: correlation, deadlines, serving.
+
+Layer 3. A :class:`Peer` is its transport's receiver: what the other side sends is
+dispatched as soon as it is read, in the same loop turn (no reader task to wake).
+Responses complete the caller's future (no task per response); notifications go to the
+owner's ``on_notification``; requests go to the owner's ``on_request``, which answers at
+once (:meth:`Peer.respond`) or runs a handler as a task of its own (:meth:`Peer.serve`) so a
+slow one never blocks another.
+
+It knows no method by name. What a protocol on top decides is given to it as callables:
+``on_abandoned`` (a call was given up: the owner tells the other side, or not),
+``tag_progress`` (where a request carries the token that progress notifications will
+name), ``result_check`` and ``plain_results`` (checks of results, with a fast path).
+
+Nothing is left hanging:
+
+- every request has a deadline (:mod:`~mcphost.rpc.deadlines`); when it passes the caller
+  gets :class:`~mcphost.errors.TimeoutError`;
+- a caller that cancels its ``await`` gives the call up (``on_abandoned``);
+- a message the transport could not read fails the call it answered, or every call when
+  which one is unknown;
+- when the transport is gone every pending call fails at once with
+  :class:`~mcphost.errors.ServerUnavailableError` carrying the transport's reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from .._json import dumps
+from ..errors import (
+    MCPHostError,
+    ProtocolError,
+    ServerError,
+    ServerUnavailableError,
+    TimeoutError,
+    UsageError,
+)
+from ..protocol import jsonrpc
+from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
+from .deadlines import Cancellable, Deadlines, Scheduler
+
+__all__ = ["Call", "Peer", "PeerStats"]
+
+logger = logging.getLogger("mcphost.rpc")
+
+_INF: Final = math.inf
+
+
+class PeerStats:
+    """Counters of one peer (plain ints, read by the metrics)."""
+
+    __slots__ = (
+        "cancelled",
+        "errors",
+        "notifications",
+        "protocol_errors",
+        "requests",
+        "server_requests",
+        "timeouts",
+    )
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.errors = 0
+        self.timeouts = 0
+        self.cancelled = 0
+        self.notifications = 0
+        self.server_requests = 0
+        self.protocol_errors = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class Call:
+    """A request waiting for its response."""
+
+    # Slots, every one set here: reading a slot costs a third of reading a class default,
+    # and the reader looks at several per response.
+    __slots__ = (
+        "augmented", "deadline", "expires", "future", "method", "progress", "reset", "rid",
+        "timeout", "timer",
+    )
+
+    def __init__(
+        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: Callable[[Any], Any] | None
+    ) -> None:
+        self.future = future
+        self.method = method
+        self.rid = rid
+        #: Called with the params of each progress notification naming this call.
+        self.progress = progress
+        #: The result has the method's alternate shape (e.g. a task-augmented request).
+        self.augmented = False
+        #: Clock time at which a call on the default timeout expires (in sending order).
+        self.expires = _INF
+        #: Seconds of a timeout other than the default (0: the default).
+        self.timeout = 0.0
+        #: Own timer, for calls whose clock restarts on progress or that have a maximum.
+        self.timer: Cancellable | None = None
+        self.reset = False
+        #: Clock time of the hard maximum.
+        self.deadline = _INF
+
+
+class Peer:
+    """JSON-RPC over one transport, for the other side named ``name``."""
+
+    def __init__(
+        self,
+        name: str,
+        transport: Transport,
+        *,
+        request_timeout: float = 60.0,
+        scheduler: Scheduler | None = None,
+        on_request: Callable[[Any, str, Any], None] | None = None,
+        on_notification: Callable[[str, Any], None] | None = None,
+        on_closed: Callable[[MCPHostError], None] | None = None,
+        on_abandoned: Callable[[Call, str], None] | None = None,
+        tag_progress: Callable[[dict[str, Any] | None, Any, bool], dict[str, Any]] | None = None,
+    ) -> None:
+        self.name = name
+        self.transport = transport
+        self.on_request = on_request
+        self.on_notification = on_notification
+        #: Told once when the transport goes away by itself (not after aclose()).
+        self.on_closed = on_closed
+        self.on_abandoned = on_abandoned
+        self.tag_progress = tag_progress
+        #: Checks a result before the caller gets it: ``(method, result, augmented)``,
+        #: raising ``ProtocolError``; ``None``: nothing is checked.
+        self.result_check: Callable[[str, Any, bool], None] | None = None
+        #: method -> a quick test that accepts a result without the full check.
+        self.plain_results: dict[str, Callable[[Any], bool]] = {}
+        self.stats = PeerStats()
+        self._calls: jsonrpc.Correlator[Call] = jsonrpc.Correlator()
+        self._pending = self._calls.pending
+        self._ids = self._calls.ids
+        self._progress: dict[Any, Call] = {}
+        self._serving: dict[Any, asyncio.Task[None]] = {}
+        self._loop = asyncio.get_running_loop()
+        self.deadlines = Deadlines(
+            scheduler if scheduler is not None else self._loop,
+            self._pending,
+            request_timeout,
+            self._on_expired,
+        )
+        self._ended = False  # the transport is gone: anything read now is ignored
+        self._closing = False
+        self._closed: MCPHostError | None = None
+        self._done = asyncio.Event()
+        #: How the transport ended (``None`` while it is up).
+        self.gone: Gone | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Receive from the transport (already started)."""
+        self.transport.set_receiver(self)
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds a request waits by default (``0`` or ``math.inf``: no timeout)."""
+        return self.deadlines.default
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    @property
+    def pending(self) -> int:
+        return len(self._calls)
+
+    @property
+    def needs_drain(self) -> bool:
+        return self.transport.needs_drain
+
+    async def drain(self) -> None:
+        await self.transport.drain()
+
+    async def wait_closed(self) -> None:
+        await self._done.wait()
+
+    async def aclose(self, timeout: float = 10.0) -> Gone:
+        """Close the transport and fail whatever is still pending."""
+        self._closing = True
+        if self._closed is None:
+            self._closed = ServerUnavailableError("server was shut down", server=self.name)
+        gone = await self.transport.aclose(timeout)
+        self._ended = True
+        self._fail_all(lambda: ServerUnavailableError("server was shut down", server=self.name))
+        self._done.set()
+        if self.gone is None:
+            self.gone = gone
+        return gone
+
+    # -- outgoing -------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Any], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+        augmented: bool = False,
+    ) -> Any:
+        """Send a request and return its ``result``.
+
+        Args:
+            method: the JSON-RPC method.
+            params: its params (not mutated).
+            timeout: seconds before giving up (``None``: the peer's default; ``0`` or
+                ``math.inf``: no timeout).
+            progress: called with the params of each progress notification for this call.
+            reset_timeout_on_progress: each progress notification restarts the timeout.
+            max_timeout: hard maximum in seconds, even with progress resets.
+            augmented: the result has the method's alternate shape (checked as such).
+
+        Raises:
+            ServerError: the other side answered with a JSON-RPC error.
+            TimeoutError: no answer in time.
+            ServerUnavailableError: the transport is gone or went away meanwhile.
+            UsageError: ``params`` cannot be encoded as JSON.
+        """
+        call = self.start_request(
+            method, params, timeout, progress, reset_timeout_on_progress, max_timeout, False, augmented
+        )
+        try:
+            if self.transport.needs_drain:
+                await self.transport.drain()
+            return await call.future
+        except asyncio.CancelledError:
+            self.abandon(call)
+            raise
+
+    def start_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        progress: Callable[[Any], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None,
+        params_owned: bool = False,
+        augmented: bool = False,
+    ) -> Call:
+        """Send a request now and return its pending call; the caller awaits ``.future``.
+
+        This is :meth:`request` without the ``await``, for hot paths that wait themselves
+        (one coroutine frame less per call). A caller that stops waiting must call
+        :meth:`abandon`, and should ``await drain()`` first when ``needs_drain`` says so.
+        With ``params_owned`` the caller gives ``params`` away (a dict it built for this
+        request): ``tag_progress`` may write into it rather than into a copy.
+        """
+        if self._closed is not None:
+            raise self._unavailable()
+        future: asyncio.Future[Any] = self._loop.create_future()
+        rid = next(self._ids)
+        call = self._pending[rid] = Call(future, method, rid, progress)
+        call.augmented = augmented
+        if progress is not None:
+            tag = self.tag_progress
+            if tag is not None:
+                params = tag(params, rid, params_owned)
+            self._progress[rid] = call
+        if params is None:
+            msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        else:
+            msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        try:
+            data = dumps(msg)
+        except (TypeError, ValueError) as exc:
+            self._calls.abandon(rid)
+            self._progress.pop(rid, None)
+            raise UsageError(
+                f"{method}: params are not JSON-serialisable: {exc}", server=self.name
+            ) from None
+        # Alone in flight (a sequential caller): written at once. Otherwise the transport
+        # gathers this loop turn's requests into one write.
+        self.transport.send(data, REQUEST, method, len(self._pending) == 1)
+        self.stats.requests += 1
+        deadlines = self.deadlines
+        if (
+            (timeout is None or timeout == deadlines.default)
+            and not (reset_timeout_on_progress and progress is not None)
+            and (max_timeout is None or max_timeout <= 0)
+        ):
+            # The default timeout: watched in sending order, no timer of its own (this is
+            # Deadlines.watch_default, inlined: it runs once per request).
+            seconds = deadlines.default
+            if 0 < seconds < _INF:
+                expires = call.expires = deadlines.now() + seconds
+                if expires < deadlines.watchdog_at:
+                    deadlines.arm(expires)
+        else:
+            deadlines.watch(
+                call, timeout, reset_timeout_on_progress and progress is not None, max_timeout
+            )
+        return call
+
+    def abandon(self, call: Call) -> None:
+        """The caller of ``call`` was cancelled: stop waiting (``on_abandoned`` is told)."""
+        future = call.future
+        if not future.done() or future.cancelled():
+            self.give_up(call.rid, "request cancelled by the client")
+
+    def give_up(self, rid: Any, reason: str) -> None:
+        """Stop waiting for our request ``rid`` (its caller's await is cancelled)."""
+        call = self._calls.abandon(rid)
+        if call is None:
+            return
+        self._forget(call)
+        self.stats.cancelled += 1
+        if self.on_abandoned is not None:
+            self.on_abandoned(call, reason)
+        if not call.future.done():
+            call.future.cancel()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (dropped if the peer is closed)."""
+        if self._closed is not None:
+            return
+        self.transport.send(dumps(jsonrpc.notification(method, params)), NOTIFICATION, method)
+
+    def progress_call(self, token: Any) -> Call | None:
+        """The pending call that progress ``token`` names (tokens are request ids)."""
+        try:
+            return self._progress.get(token)
+        except TypeError:  # not hashable: names no call
+            return None
+
+    def _forget(self, call: Call) -> None:
+        if call.timer is not None:
+            call.timer.cancel()
+            call.timer = None
+        if call.progress is not None:
+            self._progress.pop(call.rid, None)
+
+    def _on_expired(self, rid: Any) -> None:
+        call = self._calls.abandon(rid)
+        if call is None:
+            return
+        self._forget(call)
+        self.stats.timeouts += 1
+        if self.on_abandoned is not None:
+            self.on_abandoned(call, "request timed out")
+        if not call.future.done():
+            if self.deadlines.hard_maximum_reached(call):
+                what = "reached its hard maximum time"
+            else:
+                what = f"timed out after {call.timeout or self.deadlines.default:g} s"
+            call.future.set_exception(TimeoutError(f"{call.method} {what}", server=self.name))
+
+    # -- serving the other side's requests ------------------------------------------------
+
+    def respond(self, rid: Any, result: Any) -> None:
+        """Answer request ``rid`` with ``result`` (an unencodable one: -32603 instead)."""
+        if self._closed is not None:
+            return
+        try:
+            data = dumps(jsonrpc.response(rid, result))
+        except (TypeError, ValueError) as exc:
+            self.respond_error(rid, jsonrpc.INTERNAL_ERROR, f"result not serialisable: {exc}")
+            return
+        self.transport.send(data, RESPONSE)
+
+    def respond_error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
+        if self._closed is None:
+            self.transport.send(dumps(jsonrpc.error_response(rid, code, message, data)), RESPONSE)
+
+    def serve(self, rid: Any, answer: Awaitable[Any]) -> None:
+        """Answer request ``rid`` with what ``answer`` returns, in a task of its own.
+
+        An exception becomes an error response: its ``code`` (an int attribute) or -32603,
+        its ``message`` or text, its ``data``. A cancelled answer sends nothing (spec: the
+        receiver of a cancelled request should not respond).
+        """
+        self._serving[rid] = self._loop.create_task(self._serve(rid, answer))
+
+    async def _serve(self, rid: Any, answer: Awaitable[Any]) -> None:
+        try:
+            result = await answer
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            code = getattr(exc, "code", None)
+            if not isinstance(code, int) or isinstance(code, bool):
+                code = jsonrpc.INTERNAL_ERROR
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            self.respond_error(rid, code, str(message), getattr(exc, "data", None))
+            return
+        finally:
+            self._serving.pop(rid, None)
+        self.respond(rid, result)
+
+    def cancel_served(self, rid: Any) -> None:
+        """The other side cancelled its request ``rid``: stop serving it."""
+        try:
+            task = self._serving.get(rid)
+        except TypeError:  # not a valid request id
+            return
+        if task is not None:
+            task.cancel()
+
+    # -- the transport's receiver ---------------------------------------------------------
+
+    def on_messages(self, messages: list[Any]) -> None:
+        """The transport read ``messages``: act on them now, in order."""
+        if self._ended:
+            return
+        try:
+            self._dispatch(messages)
+        except Exception as exc:  # pragma: no cover - a bug here must not hang callers
+            logger.exception("%s: dispatch failed", self.name)
+            self.on_gone(Gone(f"reader failed: {exc}"))
+
+    def _dispatch(self, messages: list[Any]) -> None:
+        # The common cases (a successful response to a pending call, a notification) are
+        # handled here, inline: this loop runs once per message and each step in it shows
+        # in the throughput. Anything unusual takes the full path through _handle.
+        pending = self._pending
+        for decoded in messages:
+            if type(decoded) is not dict:
+                self._on_batch(decoded)
+                continue
+            if decoded.get("jsonrpc") == "2.0":
+                if "method" not in decoded:
+                    # Three members with "result" among them: an id and no "error".
+                    if "result" in decoded and (len(decoded) == 3 or "error" not in decoded):
+                        rid: Any = decoded.get("id")
+                        # Our ids are ints; anything else (true, an array...) goes the
+                        # long way, where it is found out.
+                        call = pending.pop(rid, None) if type(rid) is int else None
+                        if call is not None:
+                            if call.progress is not None:
+                                del self._progress[rid]
+                            if call.timer is not None:
+                                call.timer.cancel()
+                            future = call.future
+                            if not future.done():
+                                result = decoded["result"]
+                                if self.result_check is None:
+                                    future.set_result(result)
+                                else:
+                                    plain = None if call.augmented else self.plain_results.get(call.method)
+                                    if plain is not None and plain(result):
+                                        future.set_result(result)
+                                    else:
+                                        self._resolve_checked(call, result)
+                            continue
+                elif "id" not in decoded:
+                    method = decoded["method"]
+                    if type(method) is str:
+                        self.stats.notifications += 1
+                        handler = self.on_notification
+                        if handler is not None:
+                            handler(method, decoded.get("params"))
+                        continue
+            self._handle(decoded)
+
+    def _on_batch(self, decoded: Any) -> None:
+        """A message that is not an object: a batch, or an error."""
+        try:
+            messages = jsonrpc.split_batch(decoded)
+        except ProtocolError as exc:
+            self._protocol_error(exc)
+            return
+        for msg in messages:
+            self._handle(msg)
+
+    def _handle(self, msg: Any) -> None:
+        try:
+            kind = jsonrpc.classify(msg)
+            if kind == jsonrpc.RESPONSE:
+                call = self._calls.pop(msg["id"])
+                if call is not None:
+                    self._forget(call)
+                    self._resolve_checked(call, msg["result"])
+            elif kind == jsonrpc.ERROR:
+                call = self._calls.pop(msg["id"])
+                if call is not None:
+                    self._forget(call)
+                    self.stats.errors += 1
+                    if not call.future.done():
+                        code, message, data = jsonrpc.error_from_object(msg["error"])
+                        call.future.set_exception(
+                            ServerError(
+                                f"{call.method} failed: {message} (code {code})",
+                                server=self.name,
+                                code=code,
+                                data=data,
+                            )
+                        )
+            elif kind == jsonrpc.NOTIFICATION:
+                self.stats.notifications += 1
+                if self.on_notification is not None:
+                    self.on_notification(msg["method"], msg.get("params"))
+            else:
+                self.stats.server_requests += 1
+                if self.on_request is None:
+                    self.respond_error(
+                        msg["id"], jsonrpc.METHOD_NOT_FOUND, f"method {msg['method']!r} is not supported"
+                    )
+                else:
+                    self.on_request(msg["id"], msg["method"], msg.get("params"))
+        except ProtocolError as exc:
+            self._protocol_error(exc)
+
+    def _resolve_checked(self, call: Call, result: Any) -> None:
+        """Complete ``call`` with ``result`` once the check (if any) has seen it."""
+        future = call.future
+        if future.done():
+            return
+        check = self.result_check
+        if check is not None:
+            try:
+                check(call.method, result, call.augmented)
+            except ProtocolError as exc:  # the caller gets the reason
+                self.stats.protocol_errors += 1
+                future.set_exception(exc)
+                return
+        future.set_result(result)
+
+    def protocol_error(self, message: str) -> None:
+        """Count and log (bounded) a message of the other side that broke the rules."""
+        self._protocol_error(ProtocolError(message, server=self.name))
+
+    def _protocol_error(self, exc: ProtocolError) -> None:
+        self.stats.protocol_errors += 1
+        count = self.stats.protocol_errors
+        if count <= 5 or count % 1000 == 0:
+            logger.warning("%s: protocol error from server (#%d): %s", self.name, count, exc.message)
+
+    def on_undeliverable(self, request_id: Any, reason: str) -> None:
+        """A message could not be read: fail the call it answered, or all of them."""
+        self.stats.protocol_errors += 1
+        call = self._calls.abandon(request_id) if request_id is not None else None
+        if call is not None:
+            self._forget(call)
+            if not call.future.done():
+                call.future.set_exception(ProtocolError(f"{call.method}: {reason}", server=self.name))
+        elif request_id is None:
+            # Which call it answered is unknown: fail them all rather than let one hang.
+            self._fail_all(lambda: ProtocolError(reason, server=self.name))
+
+    def on_gone(self, gone: Gone) -> None:
+        """The transport is gone: every pending call fails with its reason."""
+        if self._ended:
+            return
+        self._ended = True
+        self.gone = gone
+
+        def error() -> MCPHostError:
+            return ServerUnavailableError(
+                gone.reason, server=self.name, exit_code=gone.exit_code, stderr_tail=gone.stderr_tail
+            )
+
+        exc = error()
+        if self._closed is None:
+            self._closed = exc
+        self._fail_all(error)
+        self._done.set()
+        if self.on_closed is not None and not self._closing:
+            self.on_closed(exc)
+
+    def _unavailable(self) -> MCPHostError:
+        closed = self._closed
+        assert closed is not None
+        if isinstance(closed, ServerUnavailableError):
+            return ServerUnavailableError(
+                closed.message, server=self.name, exit_code=closed.exit_code, stderr_tail=closed.stderr_tail
+            )
+        return closed
+
+    def _fail_all(self, make_error: Callable[[], MCPHostError]) -> None:
+        if self._closed is not None:
+            self.deadlines.close()
+        for call in self._calls.drain():
+            self._forget(call)
+            if not call.future.done():
+                call.future.set_exception(make_error())
+        for task in list(self._serving.values()):
+            task.cancel()

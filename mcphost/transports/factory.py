@@ -1,0 +1,58 @@
+"""Build the transport a server's configuration asks for; the host never names one.
+
+Layer 2. ``make_transport(config, ...)`` reads ``config.type`` and returns an unstarted
+transport. Only here is a configuration type tied to a transport class, so a new transport
+is one entry in :data:`_BUILDERS` and nothing above changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Final
+
+from ..errors import ConfigurationError
+from ..process import child_environment
+from .base import Transport
+
+if TYPE_CHECKING:
+    from ..config import ServerConfig
+
+__all__ = ["TransportFactory", "make_transport"]
+
+#: What the host calls to get a server's transport (tests and embedders pass their own).
+TransportFactory = Callable[["ServerConfig"], Transport]
+
+
+def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: int) -> Transport:
+    from .stdio import StdioTransport
+
+    assert config.command is not None  # the configuration guarantees it for stdio
+    limits = config.limits
+    return StdioTransport(
+        config.name,
+        config.command,
+        config.args,
+        env=child_environment(environ, config.env),
+        cwd=config.cwd,
+        max_message_size=max_message_size,
+        memory_limit=limits.memory_bytes if limits else None,
+        cpu_limit=limits.cpu_seconds if limits else None,
+    )
+
+
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int], Transport]]] = {
+    "stdio": _stdio,
+}
+
+
+def make_transport(
+    config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int
+) -> Transport:
+    """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none)."""
+    builder = _BUILDERS.get(config.type)
+    if builder is None:
+        raise ConfigurationError(
+            f"transport {config.type!r} is not supported by this version of mcphost (stdio only)",
+            server=config.name,
+        )
+    return builder(config, environ, max_message_size)
