@@ -1,4 +1,4 @@
-"""DESIGN §1: dependencies point downward only; the core does no I/O."""
+"""DESIGN §1: dependencies point downward only; the core does no I/O; each room keeps to itself."""
 
 from __future__ import annotations
 
@@ -11,12 +11,25 @@ LAYER = {
     "errors": 0, "types": 0, "version": 0, "_json": 0,
     "wire": 1, "protocol": 1, "config": 1, "jsonpos": 1, "schema": 1, "metrics": 1,
     "process": 2, "transports": 2,
-    "connection": 3, "rpc": 3, "client": 3,
-    "server": 4, "host": 4, "cli": 4, "__init__": 4, "__main__": 4,
+    "rpc": 3, "client": 3,
+    "host": 4,
+    "cli": 5, "__init__": 5, "__main__": 5,
 }
 # Modules of layer 1 must not touch the outside world.
-FORBIDDEN_IN_CORE = {"asyncio", "subprocess", "socket", "time", "selectors",
-                     "urllib.request", "http.client", "signal"}
+FORBIDDEN_IN_CORE = {"asyncio", "subprocess", "socket", "time", "selectors", "signal",
+                     "urllib.request", "http.client", "threading"}
+# Rooms that must not import other rooms, whatever their layers (DESIGN §1 in words).
+FORBIDDEN = {
+    "wire": ("mcphost.protocol", "mcphost.client", "mcphost.host", "mcphost.rpc", "mcphost.transports"),
+    "transports": ("mcphost.protocol", "mcphost.client", "mcphost.host", "mcphost.rpc"),
+    "rpc": ("mcphost.client", "mcphost.host", "mcphost.protocol.legacy", "mcphost.protocol.versions",
+            "mcphost.protocol.messages", "mcphost.protocol.lifecycle"),
+    "host": ("mcphost.process", "mcphost.transports.stdio", "mcphost.transports.memory"),
+    "client": ("mcphost.host", "mcphost.process", "mcphost.transports.stdio"),
+}
+# The threading module is allowed for a lock around a lazily built cache and for a
+# thread-local recursion depth (no I/O either way).
+THREADING_OK = {"protocol/messages.py", "schema/__init__.py", "schema/compiler.py", "schema/nodes.py"}
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -29,19 +42,34 @@ def _modules() -> list[tuple[str, Path]]:
     return out
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """(module, level) of every import in the file; level>0 for relative imports."""
+def _dotted(path: Path) -> list[str]:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return parts
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module imported by the file, as an absolute dotted name."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _dotted(path)
+    if path.name != "__init__.py":
+        package = package[:-1]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(alias.name, 0) for alias in node.names]
+            found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
-                found.append((node.module or "", 0))
+                base = node.module or ""
             else:
-                mods = [node.module] if node.module else [a.name for a in node.names]
-                found += [(m or "", node.level) for m in mods]
+                anchor = package[: len(package) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            if node.module is None or base == "mcphost":
+                found += [f"{base}.{alias.name}" for alias in node.names]
+            else:
+                found.append(base)
     return found
 
 
@@ -54,28 +82,49 @@ def test_imports_point_downward() -> None:
     problems = []
     for top, path in _modules():
         mine = LAYER[top]
-        inside_sub = path.parent != PACKAGE
-        for module, level in _imports(path):
-            if level == 0:
-                if module.startswith("mcphost."):
-                    target = module.split(".")[1]
-                elif module == "mcphost":
+        rel = path.relative_to(PACKAGE).as_posix()
+        for module in _imports(path):
+            if module.startswith("mcphost."):
+                target = module.split(".")[1]
+                if target == "testing":
+                    problems.append(f"{rel}: imports the fake server")
+                elif target in LAYER and LAYER[target] > mine:
+                    problems.append(f"{rel} (layer {mine}) imports {module} (layer {LAYER[target]})")
+            elif mine == 1 and module.split(".")[0] in FORBIDDEN_IN_CORE | {"urllib", "http"}:
+                if module == "threading" and rel in THREADING_OK:
                     continue
-                else:
-                    if mine == 1 and (module in FORBIDDEN_IN_CORE or module.split(".")[0] in
-                                      {"asyncio", "subprocess", "socket", "selectors"}):
-                        problems.append(f"{path.name}: layer-1 module imports {module}")
+                if module.split(".")[0] in ("urllib", "http") and module not in FORBIDDEN_IN_CORE:
                     continue
-            else:
-                if inside_sub and level == 1:
-                    continue  # a sibling inside the same sub-package
-                target = module.split(".")[0]
-            if target == "testing":
-                problems.append(f"{path.name}: imports the fake server")
-                continue
-            if target in LAYER and LAYER[target] > mine and top not in ("__init__",):
-                problems.append(f"{path.relative_to(PACKAGE)} (layer {mine}) imports {target} (layer {LAYER[target]})")
+                problems.append(f"{rel}: layer-1 module imports {module}")
     assert problems == []
+
+
+def test_rooms_keep_to_themselves() -> None:
+    problems = []
+    for top, path in _modules():
+        rel = path.relative_to(PACKAGE).as_posix()
+        for module in _imports(path):
+            for forbidden in FORBIDDEN.get(top, ()):
+                if module == forbidden or module.startswith(forbidden + "."):
+                    problems.append(f"{rel} imports {module}")
+    assert problems == []
+
+
+def test_rpc_knows_no_mcp_method() -> None:
+    # The peer is role-neutral JSON-RPC: no MCP method name appears in its code.
+    words = ("initialize", "notifications/", "tools/", "ping", "progressToken", "_meta")
+    for path in (PACKAGE / "rpc").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert not any(w in node.value for w in words), f"{path.name}:{node.lineno} {node.value!r}"
 
 
 def test_core_reads_no_environment() -> None:
@@ -90,6 +139,22 @@ def test_core_reads_no_environment() -> None:
 
 def test_fake_server_is_standalone() -> None:
     for path in (PACKAGE / "testing").rglob("*.py"):
-        for module, level in _imports(path):
-            assert level <= 1, f"{path.name} imports outside mcphost.testing"
-            assert not module.startswith("mcphost.") or module.startswith("mcphost.testing"), path.name
+        for module in _imports(path):
+            assert not module.startswith("mcphost.") or module.startswith("mcphost.testing"), (
+                f"{path.name} imports {module}"
+            )
+
+
+def test_no_module_is_too_big() -> None:
+    # One concept per module; the schema keyword table is one concept and may stay long.
+    sizes = {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    assert {name: n for name, n in sizes.items() if n > 700 and name != "schema/keywords.py"} == {}
+
+
+def test_the_facade_stays_a_facade() -> None:
+    tree = ast.parse((PACKAGE / "host" / "facade.py").read_text(encoding="utf-8"))
+    host = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MCPHost")
+    assert host.end_lineno is not None and host.end_lineno - host.lineno + 1 <= 400

@@ -11,13 +11,13 @@ is written out here: it is the hot path, and each level of delegation shows in i
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, cast
 
-from ..errors import ConfigurationError, MCPHostError, ProtocolError, TimeoutError, UsageError
+from ..errors import MCPHostError, ProtocolError, TimeoutError, UsageError
 from ..protocol.lifecycle import ServerState
 from ..transports.base import Transport
 from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root, ServerInfo
@@ -33,6 +33,8 @@ from .supervisor import Supervisor
 from .validation import Validation
 
 __all__ = ["MCPHost"]
+
+logger = logging.getLogger("mcphost.host")
 
 _EMPTY: Final[list[Any]] = []
 #: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
@@ -95,14 +97,6 @@ class MCPHost:
         servers: Iterable[str] | None = None,
         transport_factory: Callable[[Any], Transport] | None = None,
     ) -> None:
-        if validate_output not in ("error", "warn", "off"):
-            raise ConfigurationError(
-                f"validate_output must be 'error', 'warn' or 'off', not {validate_output!r}"
-            )
-        if validate_messages not in ("strict", "lenient", "off"):
-            raise ConfigurationError(
-                f"validate_messages must be 'strict', 'lenient' or 'off', not {validate_messages!r}"
-            )
         self._config_source = config
         self._only = None if servers is None else tuple(servers)
         self.validate_messages = validate_messages
@@ -113,7 +107,6 @@ class MCPHost:
         self._environ = dict(os.environ if environ is None else environ)
         self._inputs = inputs
         self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
-        self._transport_factory = transport_factory
         self._servers: dict[str, ServerHandle] = {}
         self._handlers = Handlers(roots)
         self._validation = Validation(arguments=validate_arguments, output=validate_output)
@@ -124,27 +117,20 @@ class MCPHost:
             self._servers,
             handlers=self._handlers,
             registry=self._registry,
-            transport_factory=self._make_transport,
+            transport_factory=transport_factory,
+            environ=self._environ,
+            max_message_size=max_message_size,
             client_info=self._client_info,
             validate_messages=validate_messages,
             handle_signals=handle_signals,
         )
         self._supervisor.shutdown = self.shutdown
         self._state = "new"
-        self._shutdown_task: asyncio.Task[None] | None = None
         self.config: Any = None
 
     @property
     def validate_arguments(self) -> bool:
         return self._validation.arguments
-
-    @validate_arguments.setter
-    def validate_arguments(self, value: bool) -> None:
-        self._validation.arguments = value
-
-    @property
-    def validate_output(self) -> str:
-        return self._validation.output
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -186,30 +172,11 @@ class MCPHost:
             raise
         self._state = "ready"
 
-    def _make_transport(self, config: Any) -> Transport:
-        if self._transport_factory is not None:
-            return self._transport_factory(config)
-        from ..transports.factory import make_transport
-
-        return make_transport(config, environ=self._environ, max_message_size=self.max_message_size)
-
     async def shutdown(self) -> None:
         """Stop every server, in parallel; idempotent and safe to call from any task."""
-        if self._shutdown_task is None:
+        if self._state != "stopped":
             self._state = "stopping"
-            self._shutdown_task = asyncio.get_running_loop().create_task(
-                self._shutdown(), name="mcphost-shutdown"
-            )
-        task = self._shutdown_task
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait({task}, timeout=self.shutdown_timeout + 10)
-            raise
-
-    async def _shutdown(self) -> None:
-        await self._supervisor.stop_all()
+        await self._supervisor.shutdown_once()
         self._state = "stopped"
 
     async def start_server(self, name: str) -> None:
@@ -243,43 +210,11 @@ class MCPHost:
 
     def get_tools(self) -> dict[str, ServerInfo]:
         """Every configured server with its state and everything it offers."""
-        out: dict[str, ServerInfo] = {}
-        for name, h in self._servers.items():
-            s = h.session
-            out[name] = {
-                "state": cast(Any, h.state.value),
-                "serverInfo": cast(Any, s.server_info if s else None),
-                "protocolVersion": s.protocol_version if s else None,
-                "instructions": s.instructions if s else None,
-                "capabilities": cast(Any, s.server_capabilities if s else {}),
-                "tools": cast(Any, list(h.tools)),
-                "prompts": cast(Any, list(h.prompts)),
-                "resources": cast(Any, list(h.resources)),
-                "resourceTemplates": cast(Any, list(h.resourceTemplates)),
-            }
-        return out
+        return {name: cast(ServerInfo, h.info()) for name, h in self._servers.items()}
 
     def get_metrics(self) -> dict[str, Any]:
         """Per-server state, counters and per-tool latency statistics."""
-        out: dict[str, Any] = {}
-        for name, h in self._servers.items():
-            session = h.session
-            transport = h.transport.statistics() if h.transport is not None else {}
-            connection = session.peer.stats.as_dict() if session is not None else {}
-            if connection:
-                connection["noise_lines"] = transport.get("noise_lines", 0)
-            entry: dict[str, Any] = {
-                "state": h.state.value,
-                "pid": h.pid(),
-                "error": str(h.error) if h.error is not None else None,
-                "pending": session.pending if session is not None else 0,
-                "restarts": h.restarts,
-                "connection": connection,
-                "transport": transport,
-            }
-            entry.update(h.metrics.snapshot())
-            out[name] = entry
-        return out
+        return {name: h.metrics_snapshot() for name, h in self._servers.items()}
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -469,9 +404,7 @@ class MCPHost:
 
     def _before_start(self, what: str) -> None:
         if self._state != "new":
-            import logging
-
-            logging.getLogger("mcphost.host").warning(
+            logger.warning(
                 "%s registered after initialize(): servers already started were not told "
                 "of the capability", what,
             )

@@ -98,6 +98,40 @@ class ServerHandle:
             raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name)
         return session
 
+    def info(self) -> dict[str, Any]:
+        """What ``get_tools()`` shows of this server."""
+        s = self.session
+        return {
+            "state": self._state.value,
+            "serverInfo": s.server_info if s else None,
+            "protocolVersion": s.protocol_version if s else None,
+            "instructions": s.instructions if s else None,
+            "capabilities": s.server_capabilities if s else {},
+            "tools": list(self.tools),
+            "prompts": list(self.prompts),
+            "resources": list(self.resources),
+            "resourceTemplates": list(self.resourceTemplates),
+        }
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """What ``get_metrics()`` shows of this server."""
+        session = self.session
+        transport = self.transport.statistics() if self.transport is not None else {}
+        connection = session.peer.stats.as_dict() if session is not None else {}
+        if connection:
+            connection["noise_lines"] = transport.get("noise_lines", 0)
+        entry: dict[str, Any] = {
+            "state": self._state.value,
+            "pid": self.pid(),
+            "error": str(self.error) if self.error is not None else None,
+            "pending": session.pending if session is not None else 0,
+            "restarts": self.restarts,
+            "connection": connection,
+            "transport": transport,
+        }
+        entry.update(self.metrics.snapshot())
+        return entry
+
     def pid(self) -> int | None:
         transport = self.transport
         if transport is None:

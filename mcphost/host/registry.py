@@ -172,5 +172,5 @@ class Registry:
             refresher.cancel()
             try:
                 await refresher
-            except BaseException:  # noqa: S110 - cancelled or failed: either way it is over
+            except BaseException:
                 pass

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..client.session import ClientSession
@@ -57,12 +57,20 @@ class Supervisor:
         *,
         handlers: Handlers,
         registry: Registry,
-        transport_factory: Callable[[ServerConfig], Transport],
+        transport_factory: Callable[[ServerConfig], Transport] | None,
+        environ: Mapping[str, str],
+        max_message_size: int,
         client_info: dict[str, Any],
         validate_messages: str,
         handle_signals: bool,
     ) -> None:
+        if validate_messages not in ("strict", "lenient", "off"):
+            raise ConfigurationError(
+                f"validate_messages must be 'strict', 'lenient' or 'off', not {validate_messages!r}"
+            )
         self.servers = servers
+        self.environ = environ
+        self.max_message_size = max_message_size
         self.handlers = handlers
         self.registry = registry
         self.transport_factory = transport_factory
@@ -70,6 +78,7 @@ class Supervisor:
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
         self._signal_installed = False
+        self._shutdown_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         # The task running each server's start, so that a stop can cancel it rather than
         # wait for its time-out.
@@ -191,9 +200,16 @@ class Supervisor:
             raise err from exc
         self.set_state(handle, ServerState.READY)
 
+    def _make_transport(self, config: ServerConfig) -> Transport:
+        if self.transport_factory is not None:
+            return self.transport_factory(config)
+        from ..transports.factory import make_transport
+
+        return make_transport(config, environ=self.environ, max_message_size=self.max_message_size)
+
     async def _connect(self, handle: ServerHandle) -> None:
         config = handle.config
-        transport = self.transport_factory(config)
+        transport = self._make_transport(config)
         handle.transport = transport
         handle.live = True
         await transport.start()
@@ -290,6 +306,22 @@ class Supervisor:
             await self._stop(handle)
             handle.restarts += 1
             await self._start(handle)
+
+    async def shutdown_once(self) -> None:
+        """Stop every server, once, in a task of its own: a cancelled caller cannot cut the
+        shutdown ladder short (it still waits, bounded, for the ladder to finish)."""
+        if self._shutdown_task is None:
+            self._shutdown_task = asyncio.get_running_loop().create_task(
+                self.stop_all(), name="mcphost-shutdown"
+            )
+        task = self._shutdown_task
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            bound = max((h.shutdown_timeout for h in self.servers.values()), default=0.0) + 10
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=bound)
+            raise
 
     async def stop_all(self) -> None:
         """Stop every server in parallel; failures are logged, never raised."""

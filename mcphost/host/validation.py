@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import MCPHostError, ValidationError
+from ..errors import ConfigurationError, MCPHostError, ValidationError
 from .handle import ServerHandle
 
 __all__ = ["Validation"]
@@ -24,6 +24,8 @@ class Validation:
     """The host's validation settings and the per-tool validator caches on the handles."""
 
     def __init__(self, *, arguments: bool, output: str) -> None:
+        if output not in ("error", "warn", "off"):
+            raise ConfigurationError(f"validate_output must be 'error', 'warn' or 'off', not {output!r}")
         self.arguments = arguments
         #: ``error``, ``warn`` or ``off``.
         self.output = output
