@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from mcphost.protocol.lifecycle import TRANSITIONS, IllegalTransition, ServerState, check
@@ -33,7 +35,7 @@ def test_every_state_has_a_row_and_is_reachable_from_stopped() -> None:
     ],
 )
 def test_documented_paths_are_legal(path: list[ServerState]) -> None:
-    for old, new in zip(path, path[1:]):
+    for old, new in itertools.pairwise(path):
         check(old, new)
 
 

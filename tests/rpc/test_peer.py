@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from helpers import wait_for
 
 from mcphost._json import dumps
-from mcphost.errors import ProtocolError, ServerError, ServerUnavailableError, TimeoutError, UsageError
+from mcphost.errors import (
+    ProtocolError,
+    ServerError,
+    ServerUnavailableError,
+    TimeoutError,
+    UsageError,
+)
 from mcphost.rpc.peer import Call, Peer
 from mcphost.transports.base import Gone
 from mcphost.transports.memory import MemoryTransport, memory_pair
@@ -149,7 +155,7 @@ async def test_serve_answers_in_a_task_and_maps_exceptions() -> None:
     class Refused(Exception):
         code = -32042
         message = "refused"
-        data = {"why": "policy"}
+        data: ClassVar[dict[str, str]] = {"why": "policy"}
 
     async def fine() -> Any:
         return {"v": 1}
