@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, RoutingError
+from ..errors import ConfigurationError, RoutingError, UsageError
 
 __all__ = ["load_config", "select"]
 
@@ -35,6 +35,8 @@ async def load_config(
             source, environ=environ, user_home=home, workspace_folder=os.getcwd(),
             inputs=values, read_text=_read_text,
         )
+    if not isinstance(source, (str, os.PathLike)):
+        raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
     try:
         text = Path(path).read_text(encoding="utf-8")

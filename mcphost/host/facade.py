@@ -45,6 +45,14 @@ def _ignore(_params: JSONObject) -> None:
     return None
 
 
+def _as_arguments(name: str, params: Any) -> dict[str, Any]:
+    if isinstance(params, Mapping):
+        return dict(params)
+    if params is None:
+        return {}
+    raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
+
+
 class MCPHost:
     """A host for many MCP servers.
 
@@ -131,6 +139,10 @@ class MCPHost:
     @property
     def validate_arguments(self) -> bool:
         return self._validation.arguments
+
+    @validate_arguments.setter
+    def validate_arguments(self, value: bool) -> None:
+        self._validation.arguments = value
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -251,10 +263,7 @@ class MCPHost:
                 raise UsageError(f"call_tool({name!r}) before initialize() finished")
             route = self._router.tool(name)  # raises if the server is not ready, saying why
         handle = route.handle
-        if type(params) is dict:
-            arguments = params
-        else:
-            arguments = dict(params) if params is not None else {}
+        arguments = params if type(params) is dict else _as_arguments(name, params)
         if self._validation.arguments:
             validator = route.validator
             if validator is None:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..client.tasks import TaskHandle
-from ..errors import MCPHostError, ProtocolError, RoutingError, TimeoutError
+from ..errors import MCPHostError, ProtocolError, RoutingError, TimeoutError, UsageError
 from ..types import GetPromptResult, JSONObject, ReadResourceResult
 from .handle import ServerHandle
 from .registry import list_all
@@ -51,6 +51,8 @@ async def timed(handle: ServerHandle, awaitable: Awaitable[Any], method: str) ->
 async def get_prompt(
     router: Router, name: str, arguments: Mapping[str, Any] | None, timeout: float | None
 ) -> GetPromptResult:
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise UsageError(f"arguments of prompt {name!r} must be a mapping, not {type(arguments).__name__}")
     handle, prompt_name = router.prompt(name)
     session = handle.require_ready()
     params: dict[str, Any] = {"name": prompt_name}
@@ -97,6 +99,8 @@ async def complete(
     server: str | None,
     timeout: float | None,
 ) -> JSONObject:
+    if not isinstance(ref, Mapping) or not isinstance(argument, Mapping):
+        raise UsageError("complete(ref, argument): both must be mappings")
     kind = ref.get("type")
     sent = dict(ref)
     if kind == "ref/prompt":

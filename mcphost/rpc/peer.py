@@ -262,6 +262,16 @@ class Peer:
         """
         if self._closed is not None:
             raise self._unavailable()
+        deadlines = self.deadlines
+        reset = reset_timeout_on_progress and progress is not None
+        # The default timeout: watched in sending order, no timer of its own (decided
+        # before anything is sent: anything else is checked first).
+        plain = (timeout is None or timeout == deadlines.default) and not reset and (
+            max_timeout is None or max_timeout == 0
+        )
+        if not plain:
+            _check_seconds(method, "timeout", timeout)
+            _check_seconds(method, "max_timeout", max_timeout)
         future: asyncio.Future[Any] = self._loop.create_future()
         rid = next(self._ids)
         call = self._pending[rid] = Call(future, method, rid, progress)
@@ -287,23 +297,15 @@ class Peer:
         # gathers this loop turn's requests into one write.
         self.transport.send(data, REQUEST, method, len(self._pending) == 1)
         self.stats.requests += 1
-        deadlines = self.deadlines
-        if (
-            (timeout is None or timeout == deadlines.default)
-            and not (reset_timeout_on_progress and progress is not None)
-            and (max_timeout is None or max_timeout <= 0)
-        ):
-            # The default timeout: watched in sending order, no timer of its own (this is
-            # Deadlines.watch_default, inlined: it runs once per request).
+        if plain:
+            # Deadlines.watch_default, inlined: it runs once per request.
             seconds = deadlines.default
             if 0 < seconds < _INF:
                 expires = call.expires = deadlines.now() + seconds
                 if expires < deadlines.watchdog_at:
                     deadlines.arm(expires)
         else:
-            deadlines.watch(
-                call, timeout, reset_timeout_on_progress and progress is not None, max_timeout
-            )
+            deadlines.watch(call, timeout, reset, max_timeout)
         return call
 
     def abandon(self, call: Call) -> None:
@@ -589,3 +591,8 @@ class Peer:
                 call.future.set_exception(make_error())
         for task in list(self._serving.values()):
             task.cancel()
+
+
+def _check_seconds(method: str, name: str, value: Any) -> None:
+    if value is not None and (type(value) not in (int, float) or math.isnan(value)):
+        raise UsageError(f"{method}: {name} must be a number of seconds or None, not {value!r}")
