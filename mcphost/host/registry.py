@@ -14,7 +14,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import MCPHostError, ProtocolError
+from ..errors import MCPHostError, ProtocolError, ServerError
+from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
 
@@ -102,7 +103,17 @@ class Registry:
 
     async def _list(self, session: ClientSession, kind: str) -> list[dict[str, Any]]:
         method, key, _ = LIST_KINDS[kind]
-        items = await list_all(session, method, key, self.max_pages)
+        try:
+            items = await list_all(session, method, key, self.max_pages)
+        except ServerError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            # A capability declared but a list not served (older servers answer
+            # resources/templates/list so): an empty list, one warning, counted; the
+            # official SDK carries on the same way.
+            logger.warning("%s: %s is not served (%s); listed as empty", session.name, method, exc.message)
+            session.peer.stats.unserved_lists += 1
+            return []
         return [item for item in items if isinstance(item, dict)]
 
     def publish(self, handle: ServerHandle, kind: str, items: list[dict[str, Any]]) -> None:

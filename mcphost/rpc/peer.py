@@ -62,6 +62,7 @@ class PeerStats:
         "requests",
         "server_requests",
         "timeouts",
+        "unserved_lists",
     )
 
     def __init__(self) -> None:
@@ -72,6 +73,9 @@ class PeerStats:
         self.notifications = 0
         self.server_requests = 0
         self.protocol_errors = 0
+        #: Lists the server declared but answered with "method not found" (set by the
+        #: session's owner: the peer itself never looks at methods).
+        self.unserved_lists = 0
 
     def as_dict(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.__slots__}
