@@ -49,6 +49,13 @@ __all__ = ["Call", "Peer", "PeerStats"]
 logger = logging.getLogger("mcphost.rpc")
 
 _INF: Final = math.inf
+#: With ``reset_timeout_on_progress`` and no ``max_timeout``, a call still ends after this
+#: many times its timeout.
+RESET_MAXIMUM: Final = 10
+
+
+def _ignore(_params: Any) -> None:
+    return None
 
 
 class PeerStats:
@@ -224,8 +231,10 @@ class Peer:
             timeout: seconds before giving up (``None``: the peer's default; ``0`` or
                 ``math.inf``: no timeout).
             progress: called with the params of each progress notification for this call.
-            reset_timeout_on_progress: each progress notification restarts the timeout.
-            max_timeout: hard maximum in seconds, even with progress resets.
+            reset_timeout_on_progress: each progress notification restarts the timeout
+                (with or without a ``progress`` callback).
+            max_timeout: hard maximum in seconds, even with progress resets; with resets
+                and no maximum given, :data:`RESET_MAXIMUM` times the timeout.
             augmented: the result has the method's alternate shape (checked as such).
 
         Raises:
@@ -267,7 +276,16 @@ class Peer:
         if self._closed is not None:
             raise self._unavailable()
         deadlines = self.deadlines
-        reset = reset_timeout_on_progress and progress is not None
+        reset = reset_timeout_on_progress
+        if reset:
+            if progress is None:
+                progress = _ignore  # the progress notifications are what restart the clock
+            if max_timeout is None:
+                # Spec: a client MAY reset the clock on progress but SHOULD enforce a hard
+                # maximum; a server sending progress forever must not hold a call forever.
+                seconds = deadlines.default if timeout is None else timeout
+                if type(seconds) in (int, float) and 0 < seconds < _INF:
+                    max_timeout = RESET_MAXIMUM * seconds
         # The default timeout: watched in sending order, no timer of its own (decided
         # before anything is sent: anything else is checked first).
         plain = (timeout is None or timeout == deadlines.default) and not reset and (

@@ -7,6 +7,7 @@ import json
 from typing import Any, ClassVar
 
 import pytest
+from fakeclock import FakeClock
 from helpers import wait_for
 
 from mcphost._json import dumps
@@ -283,3 +284,26 @@ async def test_messages_are_real_json_on_the_wire() -> None:
     msg = await other.next()
     assert msg == json.loads(json.dumps({"jsonrpc": "2.0", "method": "hello", "params": {"é": "\u2028"}}))
     assert a.statistics()["messages_out"] == 1 and b.statistics()["messages_in"] == 1
+
+
+async def test_reset_on_progress_works_without_a_callback_and_has_a_default_maximum() -> None:
+    clock = FakeClock()
+    a, b = memory_pair()
+
+    def tag(params: dict[str, Any] | None, token: Any, owned: bool) -> dict[str, Any]:
+        return {**(params or {}), "token": token}
+
+    peer = Peer("srv", a, scheduler=clock, tag_progress=tag)
+    peer.start()
+    other = Other(b)
+    task = asyncio.ensure_future(peer.request("m", timeout=2.0, reset_timeout_on_progress=True))
+    req = await other.next()
+    assert req["params"]["token"] == req["id"]  # asked for progress although no callback
+    call = peer.progress_call(req["id"])
+    assert call is not None and call.reset and call.deadline == clock.now + 20.0
+    for _ in range(12):  # progress every 1.8 s would keep it alive forever ...
+        clock.advance(1.8)
+        peer.deadlines.progressed(call)
+    # ... but 10x the timeout is the end.
+    with pytest.raises(TimeoutError, match="hard maximum"):
+        await task
