@@ -48,6 +48,9 @@ ENV_ALLOWLIST: Final = (
     else ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
 )
 STDERR_LINES: Final = 50
+#: How long a server gets to exit on its own once its stdin is closed, before SIGTERM (the
+#: official SDK waits 2 s too; a server that ignores EOF should not cost half the timeout).
+STDIN_GRACE: Final = 2.0
 _STDERR_LINE_MAX: Final = 4096
 _WRITE_HIGH_WATER: Final = 1 << 20
 
@@ -116,8 +119,10 @@ class ServerProcess:
         cwd: str | None = None,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
+        stdin_grace: float = STDIN_GRACE,
     ) -> None:
         self.name = name
+        self.stdin_grace = stdin_grace
         self.command = command
         self.args = list(args)
         self.env = dict(env)
@@ -143,6 +148,12 @@ class ServerProcess:
 
     async def start(self) -> None:
         """Spawn the process (raises ConfigurationError if the command cannot be run)."""
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise ConfigurationError(
+                f"working directory {os.path.basename(self.cwd.rstrip(os.sep)) or self.cwd!r} "
+                "(cwd) does not exist or is not a directory",
+                server=self.name,
+            )
         executable = resolve_command(self.command, self.env, self.cwd)
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
@@ -175,7 +186,8 @@ class ServerProcess:
             self._stdin.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         pid = transport.get_pid()
         self.pgid = pid if sys.platform != "win32" else None
-        self.log.debug("= started pid %s: %s %s", pid, self.command, self.args)
+        # The arguments are not logged: they may hold secrets expanded from ${...}.
+        self.log.debug("= started pid %s: %s (%d arguments)", pid, self.command, len(self.args))
 
     # -- pipes ----------------------------------------------------------------------------
 
@@ -332,7 +344,8 @@ class ServerProcess:
     async def shutdown(self, timeout: float = 10.0) -> int | None:
         """Stop the process and its group; idempotent and safe from cancellation.
 
-        The ladder, within ``timeout`` seconds: close stdin and wait up to half of it;
+        The ladder, within ``timeout`` seconds: close stdin and wait up to half of it (at
+        most ``stdin_grace`` seconds);
         SIGTERM the process group and wait for the rest; then SIGKILL the group. Members of
         the group that outlive the leader (an ``npx`` child) get the same treatment.
         Returns the leader's exit code.
@@ -362,7 +375,7 @@ class ServerProcess:
             self.log.debug("x closing stdin of pid %s", pid)
             with contextlib.suppress(Exception):
                 self._stdin.close()
-            await self.wait_exit(max(0.0, timeout / 2))
+            await self.wait_exit(max(0.0, min(timeout / 2, self.stdin_grace)))
         if self.returncode is None:
             self.log.debug("x SIGTERM to group of pid %s", pid)
             self._signal_group(signal.SIGTERM)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 
 import pytest
@@ -77,3 +78,14 @@ async def test_writes_resume_when_the_child_reads() -> None:
     assert not proc.write_paused
     assert seen == [True, False]
     await proc.shutdown(5)
+
+
+async def test_stdin_grace_bounds_the_wait_before_sigterm() -> None:
+    # Ignores EOF on stdin, dies of SIGTERM: the ladder must not wait half of a long timeout.
+    proc = ServerProcess(
+        "t", sys.executable, ["-c", "import sys, time\nsys.stdin.read()\ntime.sleep(60)"],
+        env=dict(os.environ), stdin_grace=0.2,
+    )
+    await proc.start()
+    code = await asyncio.wait_for(proc.shutdown(timeout=60), 20)  # half the timeout is 30 s
+    assert code == -signal.SIGTERM

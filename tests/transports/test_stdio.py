@@ -105,3 +105,10 @@ async def test_a_missing_command_is_a_configuration_error() -> None:
     t = StdioTransport("t", "no-such-command-anywhere", [], env={"PATH": os.environ["PATH"]})
     with pytest.raises(ConfigurationError, match="no-such-command-anywhere"):
         await t.start()
+
+
+async def test_a_missing_working_directory_is_named(tmp_path: Any) -> None:
+    t = StdioTransport("t", sys.executable, ["-c", "pass"], env=dict(os.environ), cwd=str(tmp_path / "gone"))
+    with pytest.raises(ConfigurationError, match=r"working directory 'gone' \(cwd\) does not exist") as info:
+        await t.start()
+    assert str(tmp_path) not in str(info.value)  # no absolute path in what the application gets
