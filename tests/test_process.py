@@ -7,6 +7,9 @@ import logging
 import os
 import signal
 import sys
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +92,41 @@ async def test_stdin_grace_bounds_the_wait_before_sigterm() -> None:
     await proc.start()
     code = await asyncio.wait_for(proc.shutdown(timeout=60), 20)  # half the timeout is 30 s
     assert code == -signal.SIGTERM
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc to tell zombies apart")
+def test_a_group_of_zombies_counts_as_gone() -> None:
+    import subprocess
+
+    from mcphost.process import _group_has_live_member
+
+    # Our own unreaped child is a zombie: signal 0 still reaches its group, yet nothing in
+    # it is alive, so the shutdown ladder must not wait for it.
+    child = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    try:
+        assert wait_for_sync(lambda: _proc_state(child.pid) == "Z")
+        os.killpg(child.pid, 0)  # the group "exists"...
+        assert not _group_has_live_member(child.pid)  # ...but only as a zombie
+    finally:
+        child.wait()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                               start_new_session=True)
+    try:
+        assert _group_has_live_member(sleeper.pid)
+    finally:
+        os.killpg(sleeper.pid, signal.SIGKILL)
+        sleeper.wait()
+
+
+def _proc_state(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    return stat[stat.rfind(b")") + 2 :].split()[0].decode()
+
+
+def wait_for_sync(predicate: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()

@@ -1,0 +1,54 @@
+"""The shutdown ladder through the host: EOF, SIGTERM, SIGKILL; grandchildren; a cancelled
+shutdown still finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import pytest
+from helpers import ECHO_TOOL, fake, fake_config, group_alive, wait_for
+
+from mcphost import MCPHost
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+
+async def test_shutdown_escalates_for_server_ignoring_eof_and_sigterm() -> None:
+    cfg = fake_config(
+        stubborn=fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True, ignoreSigterm=True),
+        polite=fake({"tools": [ECHO_TOOL]}),
+    )
+    host = MCPHost(cfg, shutdown_timeout=0.6)
+    await host.initialize()
+    pid = host.servers["stubborn"].pid()
+    await host.shutdown()
+    assert pid is not None and not group_alive(pid)
+    assert host.servers["stubborn"].last_gone.exit_code == -signal.SIGKILL  # type: ignore[union-attr]
+    # Idempotent.
+    await host.shutdown()
+
+
+async def test_shutdown_kills_grandchildren(tmp_path: Path) -> None:
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL]}, spawnChild=True))
+    host = MCPHost(cfg)
+    await host.initialize()
+    pid = host.servers["a"].pid()
+    assert pid is not None
+    assert await wait_for(lambda: any("child pid" in line for line in host.servers["a"].transport.process.stderr_lines()))  # type: ignore[union-attr]
+    await host.shutdown()
+    assert not group_alive(pid)
+
+
+async def test_shutdown_survives_cancellation() -> None:
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True))
+    host = MCPHost(cfg, shutdown_timeout=0.5)
+    await host.initialize()
+    pid = host.servers["a"].pid()
+    task = asyncio.ensure_future(host.shutdown())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert pid is not None and not group_alive(pid)

@@ -1,0 +1,71 @@
+"""Validation in the host: arguments against inputSchema before sending, structuredContent
+against outputSchema after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import fake, fake_config
+
+from mcphost import MCPHost
+from mcphost.errors import ConfigurationError
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+OBJ: dict[str, Any] = {"type": "object"}
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "count": {"type": "integer", "maximum": 20}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+async def test_arguments_are_validated_before_sending(tmp_path: Path) -> None:
+    from mcphost.errors import ValidationError
+
+    record = tmp_path / "rec.jsonl"
+    cfg = fake_config(a=fake({"tools": [{"name": "read", "inputSchema": INPUT_SCHEMA}], "record": str(record)}))
+    async with MCPHost(cfg) as host:
+        assert (await host.call_tool("a.read", {"path": "x", "count": 3}))["content"]
+        with pytest.raises(ValidationError) as info:
+            await host.call_tool("a.read", {"count": 3})
+        assert info.value.server == "a"
+        assert "read" in str(info.value) and "path" in str(info.value)
+        with pytest.raises(ValidationError) as info:
+            await host.call_tool("a.read", {"path": "x", "count": 50})
+        assert info.value.path == "$.count"
+        assert info.value.keyword == "maximum"
+        calls = [line for line in record.read_text().splitlines() if '"tools/call"' in line]
+        assert len(calls) == 1  # the invalid calls were never sent
+    async with MCPHost(cfg, validate_arguments=False) as host:
+        assert (await host.call_tool("a.read", {"count": "not validated"}))["content"]
+
+
+async def test_structured_content_checked_against_output_schema(caplog: pytest.LogCaptureFixture) -> None:
+    from mcphost.errors import ValidationError
+
+    out_schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tools = [
+        {"name": "good", "inputSchema": OBJ, "outputSchema": out_schema,
+         "behavior": {"result": {"content": [], "structuredContent": {"n": 1}}}},
+        {"name": "bad", "inputSchema": OBJ, "outputSchema": out_schema,
+         "behavior": {"result": {"content": [], "structuredContent": {"n": "one"}}}},
+        {"name": "none", "inputSchema": OBJ, "outputSchema": out_schema,
+         "behavior": {"result": {"content": []}}},
+    ]
+    cfg = fake_config(a=fake({"tools": tools}))
+    async with MCPHost(cfg) as host:
+        assert (await host.call_tool("a.good", {}))["structuredContent"] == {"n": 1}
+        with pytest.raises(ValidationError, match="does not match its outputSchema") as info:
+            await host.call_tool("a.bad", {})
+        assert info.value.path == "$.n"
+        with pytest.raises(ValidationError, match="no structuredContent"):
+            await host.call_tool("a.none", {})
+    async with MCPHost(cfg, validate_output="warn") as host:
+        assert (await host.call_tool("a.bad", {}))["structuredContent"] == {"n": "one"}
+    assert any("does not match its outputSchema" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ConfigurationError, match="validate_output"):
+        MCPHost(cfg, validate_output="maybe")
