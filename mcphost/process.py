@@ -40,13 +40,21 @@ __all__ = ["ENV_ALLOWLIST", "ServerProcess", "child_environment", "resolve_comma
 
 logger = logging.getLogger("mcphost.process")
 
-# DESIGN §3: a child inherits only these, plus its own env.
+# DESIGN §3: a child inherits only these, plus its own env. Beyond the basics: what makes
+# package runners (npx, uvx) and TLS work behind a proxy or a private CA, and the
+# per-user folders they keep caches in.
 ENV_ALLOWLIST: Final = (
     ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
      "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "COMSPEC")
     if sys.platform == "win32"
-    else ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
+    else ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+) + (
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+    "PYTHONUTF8",
 )
+#: Variables passed on by prefix (npm's settings, e.g. a registry or a proxy; XDG folders).
+ENV_PREFIXES: Final = ("npm_config_", "NPM_CONFIG_", "XDG_")
 STDERR_LINES: Final = 50
 #: How long a server gets to exit on its own once its stdin is closed, before SIGTERM (the
 #: official SDK waits 2 s too; a server that ignores EOF should not cost half the timeout).
@@ -55,9 +63,21 @@ _STDERR_LINE_MAX: Final = 4096
 _WRITE_HIGH_WATER: Final = 1 << 20
 
 
-def child_environment(parent: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
-    """The environment of a child: the allow-listed parent variables, then ``own``."""
-    env = {key: parent[key] for key in ENV_ALLOWLIST if key in parent}
+def child_environment(
+    parent: Mapping[str, str], own: Mapping[str, str], *, inherit: bool = False, name: str = ""
+) -> dict[str, str]:
+    """The environment of a child: the allow-listed parent variables (every one with
+    ``inherit``), then ``own``. The names left out are logged once per call at DEBUG."""
+    if inherit:
+        env = dict(parent)
+    else:
+        env = {key: parent[key] for key in ENV_ALLOWLIST if key in parent}
+        env.update((k, v) for k, v in parent.items() if k.startswith(ENV_PREFIXES))
+        if logger.isEnabledFor(logging.DEBUG):
+            dropped = sorted(k for k in parent if k not in env)
+            if dropped:
+                # Names only: values may be secrets.
+                logger.debug("%s: not passed to the server: %s", name or "server", ", ".join(dropped))
     env.update(own)
     return env
 

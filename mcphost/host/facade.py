@@ -67,9 +67,10 @@ class MCPHost:
         shutdown_timeout: seconds each server gets to exit before it is killed.
         max_message_size: largest message accepted from a server, in bytes.
         max_pages: cap on pages followed when listing.
-        environ: the environment used for ``${VAR}`` expansion; servers receive only an
-            allow-list of it (PATH, HOME, ...) plus their own ``env``. Defaults to
-            ``os.environ``.
+        environ: the environment used for ``${VAR}`` expansion (default ``os.environ``).
+            Servers receive only an allow-list of it (PATH, HOME, proxies, CA bundles,
+            ``npm_config_*``...: see docs/config.md) plus their own ``env``.
+        inherit_env: give servers the whole of ``environ`` instead of the allow-list.
         inputs: values for ``${input:id}``, or a callable ``(InputSpec) -> str`` (may be
             async) asked for each input the configuration uses.
         client_info: ``clientInfo`` sent in ``initialize``.
@@ -97,6 +98,7 @@ class MCPHost:
         max_message_size: int = DEFAULT_MAX_SIZE,
         max_pages: int = 1000,
         environ: Mapping[str, str] | None = None,
+        inherit_env: bool = False,
         inputs: Mapping[str, str] | Callable[[Any], Any] | None = None,
         client_info: Mapping[str, Any] | None = None,
         handle_signals: bool = True,
@@ -128,6 +130,7 @@ class MCPHost:
             transport_factory=transport_factory,
             environ=self._environ,
             max_message_size=max_message_size,
+            inherit_env=inherit_env,
             client_info=self._client_info,
             validate_messages=validate_messages,
             handle_signals=handle_signals,

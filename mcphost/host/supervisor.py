@@ -60,6 +60,7 @@ class Supervisor:
         transport_factory: Callable[[ServerConfig], Transport] | None,
         environ: Mapping[str, str],
         max_message_size: int,
+        inherit_env: bool = False,
         client_info: dict[str, Any],
         validate_messages: str,
         handle_signals: bool,
@@ -71,6 +72,7 @@ class Supervisor:
         self.servers = servers
         self.environ = environ
         self.max_message_size = max_message_size
+        self.inherit_env = inherit_env
         self.handlers = handlers
         self.registry = registry
         self.transport_factory = transport_factory
@@ -205,7 +207,9 @@ class Supervisor:
             return self.transport_factory(config)
         from ..transports.factory import make_transport
 
-        return make_transport(config, environ=self.environ, max_message_size=self.max_message_size)
+        return make_transport(
+            config, environ=self.environ, max_message_size=self.max_message_size, inherit_env=self.inherit_env
+        )
 
     async def _connect(self, handle: ServerHandle) -> None:
         config = handle.config

@@ -23,7 +23,7 @@ __all__ = ["TransportFactory", "make_transport"]
 TransportFactory = Callable[["ServerConfig"], Transport]
 
 
-def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: int) -> Transport:
+def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool) -> Transport:
     from .stdio import StdioTransport
 
     assert config.command is not None  # the configuration guarantees it for stdio
@@ -32,7 +32,7 @@ def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: i
         config.name,
         config.command,
         config.args,
-        env=child_environment(environ, config.env),
+        env=child_environment(environ, config.env, inherit=inherit_env, name=config.name),
         cwd=config.cwd,
         max_message_size=max_message_size,
         memory_limit=limits.memory_bytes if limits else None,
@@ -40,19 +40,21 @@ def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: i
     )
 
 
-_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int], Transport]]] = {
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool], Transport]]] = {
     "stdio": _stdio,
 }
 
 
 def make_transport(
-    config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int
+    config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False
 ) -> Transport:
-    """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none)."""
+    """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
+    A child process gets the allow-listed part of ``environ`` (all of it with
+    ``inherit_env``) plus the server's own ``env``."""
     builder = _BUILDERS.get(config.type)
     if builder is None:
         raise ConfigurationError(
             f"transport {config.type!r} is not supported by this version of mcphost (stdio only)",
             server=config.name,
         )
-    return builder(config, environ, max_message_size)
+    return builder(config, environ, max_message_size, inherit_env)
