@@ -7,9 +7,8 @@ import logging
 import os
 import signal
 import sys
-import time
+import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,14 +25,17 @@ async def test_stdout_is_pushed_in_order_then_eof_once() -> None:
     proc = child("import sys\nfor i in range(3): sys.stdout.write(f'line {i}\\n'); sys.stdout.flush()")
     chunks: list[bytes] = []
     ends: list[bool] = []
+    eof = asyncio.Event()
+
+    def on_eof() -> None:
+        ends.append(True)
+        eof.set()
+
     proc.on_stdout = chunks.append
-    proc.on_stdout_eof = lambda: ends.append(True)
+    proc.on_stdout_eof = on_eof
     await proc.start()
     assert await proc.wait_exit(10) == 0
-    for _ in range(100):
-        if ends:
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(eof.wait(), 10)
     assert b"".join(chunks) == b"line 0\nline 1\nline 2\n"
     assert ends == [True]
     await proc.shutdown(2)
@@ -62,8 +64,10 @@ async def test_writes_past_the_high_water_mark_make_writers_wait_until_the_child
         proc.write(b"x" * 65536 + b"\n")
     assert proc.write_paused
     drained = asyncio.get_running_loop().create_task(proc.drain())
-    await asyncio.sleep(0.1)
-    assert not drained.done()
+    # Nothing can resume the writes while the child lives and does not read: the drain is
+    # still waiting after a bounded wait on it.
+    done, _ = await asyncio.wait({drained}, timeout=0.1)
+    assert not done
     await proc.shutdown(1)
     await asyncio.wait_for(drained, 5)
     proc.write(b"dropped\n")  # after the end: dropped, never raises
@@ -104,7 +108,14 @@ def test_a_group_of_zombies_counts_as_gone() -> None:
     # it is alive, so the shutdown ladder must not wait for it.
     child = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     try:
-        assert wait_for_sync(lambda: _proc_state(child.pid) == "Z")
+        # Wait for the exit itself, leaving the child unreaped (WNOWAIT), bounded.
+        exited = threading.Thread(
+            target=os.waitid, args=(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT), daemon=True
+        )
+        exited.start()
+        exited.join(10)
+        assert not exited.is_alive(), "the child never exited"
+        assert _proc_state(child.pid) == "Z"
         os.killpg(child.pid, 0)  # the group "exists"...
         assert not _group_has_live_member(child.pid)  # ...but only as a zombie
     finally:
@@ -122,11 +133,3 @@ def _proc_state(pid: int) -> str:
     stat = Path(f"/proc/{pid}/stat").read_bytes()
     return stat[stat.rfind(b")") + 2 :].split()[0].decode()
 
-
-def wait_for_sync(predicate: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()

@@ -27,7 +27,10 @@ async def test_crash_during_call_fails_pending_calls_at_once() -> None:
     async with MCPHost(cfg, request_timeout=60) as host:
         slow1 = asyncio.ensure_future(host.call_tool("a.slow", {}))
         slow2 = asyncio.ensure_future(host.call_tool("a.slow", {}))
-        await asyncio.sleep(0)
+        # Both slow calls are sent (calls 1 and 2) before the call that crashes the server.
+        session = host.servers["a"].session
+        assert session is not None
+        assert await wait_for(lambda: session.pending == 2)
         with pytest.raises(ServerUnavailableError) as info:
             await asyncio.wait_for(host.call_tool("a.boom", {}), 10)
         assert info.value.exit_code == 3

@@ -44,11 +44,17 @@ async def test_shutdown_kills_grandchildren(tmp_path: Path) -> None:
 async def test_shutdown_survives_cancellation() -> None:
     cfg = fake_config(a=fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True))
     host = MCPHost(cfg, shutdown_timeout=0.5)
+    stopping = asyncio.Event()
+    host.on_event(lambda e: stopping.set()
+                  if e["type"] == "state_changed" and e["data"]["to"] == "stopping" else None)
     await host.initialize()
     pid = host.servers["a"].pid()
     task = asyncio.ensure_future(host.shutdown())
-    await asyncio.sleep(0.05)
+    # Cancelled once the shutdown has begun: the server ignores EOF, so the ladder is
+    # waiting to send SIGTERM.
+    await asyncio.wait_for(stopping.wait(), 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert pid is not None and not group_alive(pid)
+    assert host.get_tools()["a"]["state"] == "stopped"
