@@ -24,12 +24,13 @@ from helpers import ECHO_TOOL, fake, fake_config, wait_for
 from mcphost import MCPHost
 from mcphost.errors import TimeoutError
 from mcphost.protocol import versions
+from mcphost.protocol.messages import VERSIONS, outgoing_errors
 
 
 def version_at_least(version: str, minimum: str) -> bool:
     order = versions.SUPPORTED_VERSIONS
     return order.index(version) <= order.index(minimum)
-from mcphost.protocol.messages import VERSIONS, outgoing_errors
+
 
 OBJ = {"type": "object"}
 SAMPLING = {"method": "sampling/createMessage",
@@ -79,7 +80,7 @@ def spec_for(version: str, record: Path) -> dict[str, Any]:
     return spec
 
 
-async def exercise(host: MCPHost, version: str, tmp_path: Path) -> None:
+async def exercise(host: MCPHost, version: str, tmp_path: Path, record: Path) -> None:
     await host.call_tool("a.echo", {"text": "x"}, meta={"trace": "t-1"})
     steps: list[Any] = []
     await host.call_tool("a.work", {}, progress=steps.append)
@@ -87,7 +88,10 @@ async def exercise(host: MCPHost, version: str, tmp_path: Path) -> None:
     with pytest.raises(TimeoutError):
         await host.call_tool("a.slow", {}, timeout=0.2)
     cancelled = asyncio.ensure_future(host.call_tool("a.slow", {}))
-    await asyncio.sleep(0.1)
+    # Cancelled once the server has received the call (the one that timed out is the first).
+    assert await wait_for(lambda: sum(
+        m.get("method") == "tools/call" and m["params"]["name"] == "slow"
+        for m in recorded(record)[0]) == 2)
     cancelled.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await cancelled
@@ -140,7 +144,7 @@ async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_pa
     host.on_elicitation(elicit)
     async with host:
         assert host.get_tools()["a"]["protocolVersion"] == version
-        await exercise(host, version, tmp_path)
+        await exercise(host, version, tmp_path, record)
         # The cancellation notifications were sent after their calls gave up: wait for them.
         assert await wait_for(lambda: sum(
             m.get("method") == "notifications/cancelled" for m in recorded(record)[0]) >= 2)
