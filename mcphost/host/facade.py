@@ -15,18 +15,26 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast, overload
 
+from ..client.tasks import TaskHandle
 from ..errors import MCPHostError, ProtocolError, TimeoutError, UsageError
 from ..protocol.lifecycle import ServerState
 from ..transports.base import Transport
-from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root, ServerInfo
+from ..types import (
+    CallToolResult,
+    GetPromptResult,
+    JSONObject,
+    ReadResourceResult,
+    Root,
+    ServerInfo,
+)
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import requests
 from .configload import load_config, select
 from .handle import ServerHandle
-from .handlers import LOG_LEVELS, EventHandler, Handlers, normalise_roots
+from .handlers import LOG_LEVELS, Handlers, Registration, normalise_roots
 from .registry import Registry
 from .router import Router
 from .supervisor import Supervisor
@@ -53,7 +61,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost:
+class MCPHost(Registration):
     """A host for many MCP servers.
 
     Args:
@@ -233,6 +241,21 @@ class MCPHost:
 
     # -- calls ----------------------------------------------------------------------------
 
+    @overload
+    async def call_tool(
+        self, name: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None,
+        progress: Callable[[JSONObject], Any] | None = None, reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None, meta: Mapping[str, Any] | None = None, task: Literal[False] = False,
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self, name: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None,
+        progress: Callable[[JSONObject], Any] | None = None, reset_timeout_on_progress: bool = False,
+        max_timeout: float | None = None, meta: Mapping[str, Any] | None = None,
+        task: Literal[True] | Mapping[str, Any],
+    ) -> TaskHandle: ...
+
     async def call_tool(
         self,
         name: str,
@@ -248,10 +271,11 @@ class MCPHost:
         """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
 
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
-        With ``task=True`` (or ``{"ttl": ms}``), or for a tool whose
-        ``execution.taskSupport`` is ``"required"``, the call creates a server task
-        (protocol 2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned
-        at once; ``await`` it for the result.
+        With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (protocol
+        2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at once;
+        ``await`` it for the result. A tool whose ``execution.taskSupport`` is
+        ``"required"`` runs as a task either way; without ``task=`` the task is followed
+        to its end and its result returned, so a caller always gets a ``CallToolResult``.
 
         Raises:
             RoutingError: unknown server or tool (the message lists what exists).
@@ -284,7 +308,8 @@ class MCPHost:
                     server=handle.name,
                 )
             if task or route.task_support == "required":
-                return await requests.call_as_task(self._handlers, handle, route.session, request, task, timeout)
+                tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task, timeout)
+                return tracked if task else await tracked
         if progress is None and self._handlers.progress:
             progress = _ignore  # the application's on_progress handlers still hear it
         stats = route.stats
@@ -356,70 +381,6 @@ class MCPHost:
         object: ``{"values": [...], "total"?, "hasMore"?}``.
         """
         return await requests.complete(self._router, ref, argument, context, server, timeout)
-
-    # -- what servers ask of the client ---------------------------------------------------
-
-    def register_callback(
-        self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None
-    ) -> None:
-        """Receive every server request the host does not answer itself.
-
-        ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
-        raised exception is sent back as a JSON-RPC error (an ``int`` attribute ``code``
-        chooses the code; ``-32603`` otherwise; :class:`~mcphost.RpcError` sets all three).
-        It declares no client capability by itself: pass ``capabilities=`` (merged into the
-        ``ClientCapabilities`` sent at ``initialize``) for what it serves.
-        """
-        self._handlers.callback = cb
-        if capabilities:
-            self._handlers.extra_capabilities.update(capabilities)
-
-    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
-        """Serve ``sampling/createMessage``: ``handler(server, params) -> CreateMessageResult``.
-        Declares ``sampling`` (``sampling.tools`` with ``tools=True``, 2025-11-25+). Register
-        before :meth:`initialize`: capabilities are declared in the handshake."""
-        self._before_start("on_sampling")
-        self._handlers.sampling = handler
-        self._handlers.sampling_tools = tools
-
-    def on_elicitation(
-        self, handler: Callable[[str, JSONObject], Any], *, form: bool = True, url: bool = False
-    ) -> None:
-        """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``. Declares
-        ``elicitation`` (form and/or URL mode; none below 2025-06-18)."""
-        self._before_start("on_elicitation")
-        self._handlers.elicitation = handler
-        self._handlers.elicitation_form = form
-        self._handlers.elicitation_url = url
-
-    def on_roots(self, handler: Callable[[str], Any]) -> None:
-        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
-        self._handlers.roots_handler = handler
-
-    def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
-        """Receive ``notifications/message`` params: ``handler(server, params)``."""
-        self._handlers.log.append(handler)
-
-    def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
-        """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
-        self._handlers.progress.append(handler)
-        for handle in self._servers.values():
-            if handle.session is not None:
-                handle.session.forward_progress = True
-
-    def on_event(self, handler: EventHandler) -> None:
-        """Receive host events: ``{"type", "server", "data"}``. Types: ``state_changed``
-        (data: ``from``, ``to``, ``reason``), ``server_starting``, ``server_ready``,
-        ``server_failed``, ``server_exited``, ``capabilities_changed`` (data: the kinds
-        re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``."""
-        self._handlers.events.append(handler)
-
-    def _before_start(self, what: str) -> None:
-        if self._state != "new":
-            logger.warning(
-                "%s registered after initialize(): servers already started were not told "
-                "of the capability", what,
-            )
 
     def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
         self._handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})

@@ -26,8 +26,9 @@ from ..types import HostEvent, JSONObject, Root
 
 if TYPE_CHECKING:
     from ..client.tasks import TaskHandle
+    from .handle import ServerHandle
 
-__all__ = ["EventHandler", "Handlers", "LOG_LEVELS", "call_handler", "normalise_roots"]
+__all__ = ["EventHandler", "Handlers", "LOG_LEVELS", "Registration", "call_handler", "normalise_roots"]
 
 logger = logging.getLogger("mcphost.host")
 
@@ -127,6 +128,76 @@ class Handlers:
             if tracked is not None:
                 tracked.update(cast(Any, {k: v for k, v in params.items() if k != "_meta"}))
             self.emit({"type": "task_status", "server": server, "data": params})
+
+
+class Registration:
+    """The application registers its handlers and event listeners: part of ``MCPHost``."""
+
+    _handlers: Handlers
+    _state: str
+    _servers: dict[str, ServerHandle]
+
+    def register_callback(
+        self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None
+    ) -> None:
+        """Receive every server request the host does not answer itself.
+
+        ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
+        raised exception is sent back as a JSON-RPC error (an ``int`` attribute ``code``
+        chooses the code; ``-32603`` otherwise; :class:`~mcphost.RpcError` sets all three).
+        It declares no client capability by itself: pass ``capabilities=`` (merged into the
+        ``ClientCapabilities`` sent at ``initialize``) for what it serves.
+        """
+        self._handlers.callback = cb
+        if capabilities:
+            self._handlers.extra_capabilities.update(capabilities)
+
+    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
+        """Serve ``sampling/createMessage``: ``handler(server, params) -> CreateMessageResult``.
+        Declares ``sampling`` (``sampling.tools`` with ``tools=True``, 2025-11-25+). Register
+        before :meth:`initialize`: capabilities are declared in the handshake."""
+        self._before_start("on_sampling")
+        self._handlers.sampling = handler
+        self._handlers.sampling_tools = tools
+
+    def on_elicitation(
+        self, handler: Callable[[str, JSONObject], Any], *, form: bool = True, url: bool = False
+    ) -> None:
+        """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``. Declares
+        ``elicitation`` (form and/or URL mode; none below 2025-06-18)."""
+        self._before_start("on_elicitation")
+        self._handlers.elicitation = handler
+        self._handlers.elicitation_form = form
+        self._handlers.elicitation_url = url
+
+    def on_roots(self, handler: Callable[[str], Any]) -> None:
+        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+        self._handlers.roots_handler = handler
+
+    def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive ``notifications/message`` params: ``handler(server, params)``."""
+        self._handlers.log.append(handler)
+
+    def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
+        self._handlers.progress.append(handler)
+        for handle in self._servers.values():
+            if handle.session is not None:
+                handle.session.forward_progress = True
+
+    def on_event(self, handler: EventHandler) -> None:
+        """Receive host events: ``{"type", "server", "data"}``. Types: ``state_changed``
+        (data: ``from``, ``to``, ``reason``), ``server_starting``, ``server_ready``,
+        ``server_failed``, ``server_exited``, ``capabilities_changed`` (data: the kinds
+        re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``."""
+        self._handlers.events.append(handler)
+
+    def _before_start(self, what: str) -> None:
+        if self._state != "new":
+            logger.warning(
+                "%s registered after initialize(): servers already started were not told "
+                "of the capability", what,
+            )
 
 
 def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:

@@ -259,7 +259,10 @@ async def test_tasks_complete_fail_and_cancel() -> None:
         assert "\"x\"" in result["content"][0]["text"]
         assert handle.status == "completed"
 
-        required = await host.call_tool("a.must", {})
+        # A task-only tool called plainly runs as a task followed to its end: a result.
+        plain = await host.call_tool("a.must", {})
+        assert not isinstance(plain, TaskHandle) and plain["content"]
+        required = await host.call_tool("a.must", {}, task=True)
         assert isinstance(required, TaskHandle)
         assert (await required)["content"]
 

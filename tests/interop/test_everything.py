@@ -629,7 +629,7 @@ async def test_task_required_tool(everything: tuple[MCPHost, Recorder]) -> None:
     research = tool(host, "simulate-research-query")
     assert research["execution"] == {"taskSupport": "required"}
     assert tool(host, "echo")["execution"]["taskSupport"] == "forbidden"
-    handle = await host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tidal energy"})
+    handle = await host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tidal energy"}, task=True)
     assert handle.server == SERVER
     assert handle.task_id
     assert handle.status in ("working", "completed")
@@ -643,6 +643,9 @@ async def test_task_required_tool(everything: tuple[MCPHost, Recorder]) -> None:
     assert statuses and statuses[-1]["status"] == "completed"
     listed = {t["taskId"]: t for t in await host.list_tasks(SERVER)}
     assert listed[handle.task_id]["status"] == "completed"
+    # Called plainly, the task-only tool is followed to its end: the caller gets the result.
+    plain = await asyncio.wait_for(host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tides"}), 30)
+    assert texts(plain)[0].startswith("# Research Report: tides")
 
 
 async def test_task_forbidden_tool_is_refused_by_the_host(everything: tuple[MCPHost, Recorder]) -> None:
@@ -664,7 +667,7 @@ async def test_task_input_required_delivers_elicitation(no_leftovers: None) -> N
     host.on_elicitation(answer)
     async with host:
         handle = await host.call_tool(f"{SERVER}.simulate-research-query",
-                                      {"topic": "python", "ambiguous": True})
+                                      {"topic": "python", "ambiguous": True}, task=True)
         try:
             assert await wait_for(lambda: handle.status == "input_required" or bool(asked))
             assert await wait_for(lambda: bool(asked), timeout=3)
