@@ -8,10 +8,12 @@ A fake server asks for ``sampling/createMessage`` or ``elicitation/create`` with
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import fake, fake_config
+from helpers import fake, fake_config, wait_for
 
 from mcphost import MCPHost
 from mcphost.errors import ServerUnavailableError
@@ -29,11 +31,20 @@ def tool(name: str, request_task: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "inputSchema": OBJ, "behavior": {"requestTask": request_task}}
 
 
-def host_with(*tools: dict[str, Any], version: str | None = None) -> MCPHost:
+def host_with(*tools: dict[str, Any], version: str | None = None, record: Path | None = None) -> MCPHost:
     spec: dict[str, Any] = {"tools": list(tools)}
     if version:
         spec["protocolVersion"] = version
+    if record is not None:
+        spec["record"] = str(record)
     return MCPHost(fake_config(a=fake(spec)), validate_messages="strict")
+
+
+def received(record: Path) -> list[Any]:
+    """What the fake server has received so far (its record file)."""
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
 
 
 async def run(host: MCPHost, name: str) -> dict[str, Any]:
@@ -52,7 +63,8 @@ def test_capability_declared_per_handler_and_version() -> None:
     assert "tasks" not in client_capabilities("2025-06-18", sampling=True, task_requests=True)
 
 
-async def test_sampling_runs_as_a_task_the_server_follows() -> None:
+async def test_sampling_runs_as_a_task_the_server_follows(tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
     started = asyncio.Event()
     release = asyncio.Event()
 
@@ -62,12 +74,16 @@ async def test_sampling_runs_as_a_task_the_server_follows() -> None:
         return REPLY
 
     host = host_with(tool("ask", {"method": "sampling/createMessage", "params": SAMPLE,
-                                  "ttl": 60000, "list": True}))
+                                  "ttl": 60000, "list": True}), record=record)
     host.on_sampling(sampling)
     async with host:
         pending = asyncio.ensure_future(run(host, "ask"))
         await asyncio.wait_for(started.wait(), 5)
-        await asyncio.sleep(0.1)  # the server polls meanwhile: the task is "working"
+        # The server polls meanwhile: the handler is released once the server has been
+        # told (a tasks/get answer) that the task is "working".
+        assert await wait_for(lambda: any(
+            isinstance(m.get("result"), dict) and m["result"].get("status") == "working"
+            for m in received(record)))
         release.set()
         out = await pending
     created = out["created"]["response"]["task"]
@@ -93,10 +109,12 @@ async def test_a_failing_handler_fails_the_task_with_its_error() -> None:
     assert out["outcome"]["error"]["message"] == "model unavailable"
 
 
-def never_done(cancelled: asyncio.Event) -> Any:
-    """A handler that waits until it is cancelled, and says so."""
+def never_done(cancelled: asyncio.Event, started: asyncio.Event | None = None) -> Any:
+    """A handler that waits until it is cancelled, and says so (and says it started)."""
 
     async def handler(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        if started is not None:
+            started.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -141,12 +159,13 @@ async def test_unknown_task_and_no_capability() -> None:
 @pytest.mark.parametrize("mode", ["strict", "lenient"])
 async def test_a_task_left_running_ends_with_the_host(mode: str) -> None:
     stopped = asyncio.Event()
+    running = asyncio.Event()
     spec = {"tools": [tool("ask", {"method": "sampling/createMessage", "params": SAMPLE})]}
     host = MCPHost(fake_config(a=fake(spec)), validate_messages=mode, shutdown_timeout=2)
-    host.on_sampling(never_done(stopped))
+    host.on_sampling(never_done(stopped, running))
     async with host:
         call = asyncio.ensure_future(host.call_tool("a.ask", {}))
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(running.wait(), 10)  # the task runs when the host ends
     await asyncio.wait_for(stopped.wait(), 5)
     with pytest.raises(ServerUnavailableError, match="shut down"):
         await call
@@ -182,13 +201,20 @@ async def test_store_pages_expires_and_closes() -> None:
 
     short = store.create("sampling/createMessage", {"task": {"ttl": 30}}, wait)["task"]
     assert short["ttl"] == 30
-    await asyncio.sleep(0.1)
-    with pytest.raises(RpcError, match="unknown task"):
-        await store.handle("tasks/get", {"taskId": short["taskId"]})
+    # A task still running when its (longer) ttl passes is cancelled: by then the short
+    # one, completed, has expired too.
+    expired = asyncio.Event()
+    longer = store.create("sampling/createMessage", {"task": {"ttl": 60}},
+                          lambda: never_done(expired)("s", {}))["task"]
+    await asyncio.wait_for(expired.wait(), 5)
+    for gone in (short, longer):
+        with pytest.raises(RpcError, match="unknown task"):
+            await store.handle("tasks/get", {"taskId": gone["taskId"]})
 
     stuck = asyncio.Event()
-    store.create("sampling/createMessage", {"task": {}}, lambda: never_done(stuck)("s", {}))
-    await asyncio.sleep(0)
+    running = asyncio.Event()
+    store.create("sampling/createMessage", {"task": {}}, lambda: never_done(stuck, running)("s", {}))
+    await asyncio.wait_for(running.wait(), 2)
     store.close()
     await asyncio.wait_for(stuck.wait(), 2)
     with pytest.raises(RpcError, match="shutting down"):
