@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -98,28 +99,49 @@ def test_render_handles_odd_schemas() -> None:
     assert "x://{a}" in out
 
 
+def read_until(fd: int, needle: bytes, *, unless: int, timeout: float = 30.0) -> bytes:
+    """Read ``fd`` until what was read holds ``needle``, waiting (bounded) on the descriptor
+    itself; fail at once if ``unless`` (the CLI's stderr) becomes readable: it wrote an
+    error or exited."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"{needle!r} never came; got {seen[-500:]!r}"
+        readable, _, _ = select.select([fd, unless], [], [], remaining)
+        if unless in readable:
+            raise AssertionError(f"the CLI exited early: {os.read(unless, 65536)!r}")
+        if fd in readable:
+            seen += os.read(fd, 65536)
+    return seen
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_to_cli_shuts_servers_down(tmp_path: Path, sig: signal.Signals) -> None:
     pid_file = tmp_path / "server.pid"
+    # The fake server records what it receives into a FIFO: the test reads it to know when
+    # the call has reached the server. Opened read-write, so the pipe always has a writer
+    # (no end of file between the server's writes) and the server never waits for a reader.
+    record = tmp_path / "received.fifo"
+    os.mkfifo(record)
+    received = os.open(record, os.O_RDWR | os.O_NONBLOCK)
     spec = {"tools": [{"name": "hang", "inputSchema": {"type": "object"}, "behavior": {"hang": True}}],
-            "pid_file": str(pid_file)}
+            "pid_file": str(pid_file), "record": str(record)}
     path = write_config(tmp_path, fake_config(demo=fake(spec)))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "mcphost", "call", "--config", str(path), "demo.hang", "{}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert time.monotonic() < deadline, "server never started"
-            assert proc.poll() is None, "the CLI exited early"
-            time.sleep(0.02)
+        assert proc.stderr is not None
+        read_until(received, b'"tools/call"', unless=proc.stderr.fileno())
+        # The server wrote its pid file before it read anything.
         server_pid = int(pid_file.read_text().strip())
-        time.sleep(0.3)  # let the call reach the server
         proc.send_signal(sig)
         proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+        os.close(received)
     assert proc.returncode != 0
     assert not group_alive(server_pid)
