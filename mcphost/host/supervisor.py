@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -388,12 +389,39 @@ def _with_tail(message: str, tail: list[str]) -> str:
 
 
 @atexit.register
-def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit
-    # Last resort for an application that exits without shutdown(): no server outlives it.
+def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit (tested in a child)
+    """Last resort for an application that exits without shutdown(): no server outlives it.
+    SIGTERM every group still running, wait up to the servers' graceful timeout, then
+    SIGKILL what is left."""
+    groups: dict[int, float] = {}
     for supervisor in list(_live):
         for handle in supervisor.servers.values():
-            process = getattr(handle.transport, "process", None)
-            pgid = getattr(process, "pgid", None)
-            if pgid is not None and process is not None and process.returncode is None:
-                with contextlib.suppress(OSError):
-                    os.killpg(pgid, signal.SIGTERM)
+            if handle.live and handle.transport is not None:
+                pgid = handle.transport.process_group()
+                if pgid is not None:
+                    groups[pgid] = max(groups.get(pgid, 0.0), handle.shutdown_timeout)
+    if not groups or sys.platform == "win32":
+        return
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + max(groups.values())
+    alive = set(groups)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = {pgid for pgid in alive if _group_exists(pgid)}
+    for pgid in alive:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _group_exists(pgid: int) -> bool:
+    # Reap the leader if it is our child, so that a dead leader is not a zombie that keeps
+    # its group answering; other members belong to init once the leader is gone.
+    with contextlib.suppress(OSError):
+        os.waitpid(pgid, os.WNOHANG)
+    try:
+        os.killpg(pgid, 0)
+    except OSError:
+        return False
+    return True

@@ -98,3 +98,7 @@ class Transport(Protocol):
     def statistics(self) -> dict[str, Any]:
         """Counters: ``bytes_in``, ``bytes_out``, ``messages_in``, ``messages_out``, and
         transport-specific ones (``noise_lines``, ``pid``...)."""
+
+    def process_group(self) -> int | None:
+        """The OS process group of a local server still running, for a last-resort kill
+        when the application exits without shutting down (``None``: nothing to kill)."""

@@ -81,6 +81,9 @@ class MemoryTransport:
     def statistics(self) -> dict[str, Any]:
         return dict(self._stats)
 
+    def process_group(self) -> int | None:
+        return None
+
     def peer_gone(self, reason: str = "peer closed the connection") -> None:
         """End the connection from this side as a crash would (the peer is told)."""
         self._closed = True

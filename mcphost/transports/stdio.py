@@ -93,6 +93,10 @@ class StdioTransport:
     def statistics(self) -> dict[str, Any]:
         return {**self._stats, "pid": self.process.pid}
 
+    def process_group(self) -> int | None:
+        process = self.process
+        return process.pgid if process.returncode is None else None
+
     # -- receiving --------------------------------------------------------------------------
 
     def set_receiver(self, receiver: Receiver) -> None:
