@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,18 @@ async def test_list_changed_burst_coalesces_into_one_refresh() -> None:
     host.on_event(lambda e: events.append(e) if e["type"] == "capabilities_changed" else None)
     async with host:
         assert await wait_for(lambda: len(events) >= 1)
-        await asyncio.sleep(0.2)  # let any (wrong) extra refresh show up
+        # Any (wrong) extra refresh shows up once every notification of the burst has been
+        # read and every refresh task they started has finished.
+        assert await wait_for(lambda: host.get_metrics()["a"]["connection"]["notifications"] >= 5)
+        handle = host.servers["a"]
+
+        def refreshing() -> bool:
+            if handle.refresher is not None and not handle.refresher.done():
+                return True
+            return any(task.get_name() == "mcphost-refresh-a" and not task.done()
+                       for task in asyncio.all_tasks())
+
+        assert await wait_for(lambda: not refreshing())
         assert len(events) == 1
         assert events[0]["data"] == ["tools"]
 
