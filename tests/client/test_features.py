@@ -296,8 +296,10 @@ async def test_task_is_followed_without_await_and_ends_with_the_host(
     async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
         done = await host.call_tool("a.slow", {"x": 2}, task=True)
         forever = await host.call_tool("a.forever", {}, task=True)
-        # Nobody awaits yet: the handle follows the task by itself.
-        assert await wait_for(lambda: done.status == "completed", timeout=5)
+        # Nobody awaits yet: the handle follows the task by itself, to its result (a
+        # "completed" status arrives before the handle has fetched tasks/result).
+        assert await wait_for(lambda: done.follow().done(), timeout=5)
+        assert done.status == "completed"
         assert forever.status == "working"
     # The host is gone: the unfinished task reports why, and nothing was logged as an
     # unretrieved exception.
