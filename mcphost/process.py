@@ -115,6 +115,9 @@ class _ChildProtocol(asyncio.SubprocessProtocol):
         elif fd == 0:
             self._owner._stdin_closed()
 
+    def process_exited(self) -> None:
+        self._owner._exited()
+
     def pause_writing(self) -> None:
         self._owner._pause_writers()
 
@@ -151,6 +154,9 @@ class ServerProcess:
         self.cpu_limit = cpu_limit
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
+        #: Called once when the leader process exits, even while a grandchild that
+        #: inherited its stdout keeps the pipe open (no EOF would ever come).
+        self.on_exit: Callable[[], None] | None = None
         #: Called with True when writers should wait (``write_paused``), False when not.
         self.on_write_paused: Callable[[bool], None] | None = None
         self.pgid: int | None = None
@@ -163,6 +169,7 @@ class ServerProcess:
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._stderr_pending = b""
         self._stderr_done = asyncio.Event()
+        self._stdout_done = asyncio.Event()
         self._shutdown_task: asyncio.Task[int | None] | None = None
         self.log = logging.getLogger(f"mcphost.server.{name}")
 
@@ -253,7 +260,13 @@ class ServerProcess:
         if handler is not None:
             handler(data)
 
+    def _exited(self) -> None:
+        handler = self.on_exit
+        if handler is not None:
+            handler()
+
     def _stdout_closed(self) -> None:
+        self._stdout_done.set()
         handler = self.on_stdout_eof
         if handler is not None:
             handler()
@@ -299,6 +312,11 @@ class ServerProcess:
             return
         self.stderr_tail.append(line)
         self.log.info("%s", line)
+
+    async def wait_stdout_eof(self, timeout: float) -> None:
+        """Wait (bounded) until stdout reached EOF."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stdout_done.wait(), timeout)
 
     async def wait_stderr(self, timeout: float) -> None:
         """Wait (bounded) until stderr reached EOF, so its tail is complete."""

@@ -37,6 +37,8 @@ logger = logging.getLogger("mcphost.transports.stdio")
 _EAGER_BYTES: Final = 8192
 #: How long the end of stdout waits for the exit code and the last stderr lines.
 _EXIT_WAIT: Final = 2.0
+#: How long the leader's exit waits for the rest of its stdout before the end is told.
+_OUTPUT_WAIT: Final = 0.2
 _OVERSIZED_ID: Final = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 )
@@ -65,6 +67,7 @@ class StdioTransport:
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
         self.process.on_write_paused = self._on_write_paused
+        self.process.on_exit = self._on_exit
         #: The stdin pipe holds more than its high-water mark: senders should ``drain()``.
         self.needs_drain = False
         self._framer = LineFramer(max_message_size)
@@ -73,6 +76,7 @@ class StdioTransport:
         self._early_lost: list[tuple[int | str | None, str]] = []
         self._gone: Gone | None = None
         self._gone_told = False
+        self._stdout_ended = False
         self._closing = False
         self._eof_task: asyncio.Task[None] | None = None
         self._noise_logged = False
@@ -170,17 +174,30 @@ class StdioTransport:
                 receiver.on_undeliverable(rid, reason)
 
     def _on_stdout_eof(self) -> None:
+        self._stdout_ended = True
         lines = self._framer.feed_eof()
         if lines:
             self._deliver(lines)
+        self._end()
+
+    def _on_exit(self) -> None:
+        # The leader exited. Its stdout usually ends with it, but a grandchild that
+        # inherited the pipe keeps it open: the end is told from the exit as well, after a
+        # short wait for the last output to be read.
+        self._end(drain=not self._stdout_ended)
+
+    def _end(self, drain: bool = False) -> None:
         if not self._closing and self._eof_task is None:
             self._eof_task = asyncio.get_running_loop().create_task(
-                self._collect_exit(), name=f"mcphost-exit-{self.name}"
+                self._collect_exit(drain), name=f"mcphost-exit-{self.name}"
             )
 
-    async def _collect_exit(self) -> None:
-        """stdout ended: wait (bounded) for the exit code and stderr, then tell the receiver."""
+    async def _collect_exit(self, drain: bool = False) -> None:
+        """The server ended: wait (bounded) for the exit code, the rest of its output and
+        stderr, then tell the receiver."""
         process = self.process
+        if drain:
+            await process.wait_stdout_eof(_OUTPUT_WAIT)
         code = await process.wait_exit(_EXIT_WAIT)
         await process.wait_stderr(min(_EXIT_WAIT, 0.5) if code is not None else 0.0)
         if code is None:
