@@ -25,9 +25,10 @@ and it owns what MCP adds to JSON-RPC:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import MCPHostError, ProtocolError, RpcError
@@ -49,6 +50,11 @@ logger = logging.getLogger("mcphost.client")
 # Server requests the client can run as client-side tasks (2025-11-25).
 _TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
 _PROGRESS: Final = "notifications/progress"
+
+#: How many requests of one kind a server may have the application serve at once.
+REQUEST_LIMITS: Final = {"sampling/createMessage": 4, "elicitation/create": 4, "*": 16}
+#: How many more may wait for a slot before the next is refused.
+REQUEST_QUEUE: Final = 64
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
@@ -110,6 +116,11 @@ class ClientSession:
         #: while the application has ``on_progress`` handlers; per-call callbacks are
         #: called either way).
         self.forward_progress = False
+        #: Server requests the application may serve at once, per method (``*``: any
+        #: other); beyond, they wait, and past ``request_queue`` waiting they are refused.
+        self.request_limits: dict[str, int] = dict(REQUEST_LIMITS)
+        self.request_queue = REQUEST_QUEUE
+        self._gates: dict[str, _Gate] = {}
         #: ``start_call(request, timeout, progress, reset, max_timeout)``: the fast path of
         #: ``tools/call`` (bound once: it runs once per call).
         self.start_call = self._start_call
@@ -365,12 +376,48 @@ class ClientSession:
         handler = self.on_request
         if handler is None:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
-        return await handler(method, params)
+        # Spec: clients SHOULD rate-limit sampling. A server cannot make the application run
+        # more than a few of its handlers at once, nor queue work without bound.
+        gate = self._gates.get(method)
+        if gate is None:
+            limit = self.request_limits.get(method, self.request_limits.get("*", 16))
+            gate = self._gates[method] = _Gate(limit, self.request_queue)
+        async with gate.slot(method):
+            return await handler(method, params)
 
     def _on_closed(self, err: MCPHostError) -> None:
         self.served.close()
         if self.on_closed is not None:
             self.on_closed(err)
+
+
+class _Gate:
+    """At most ``limit`` holders at once, at most ``queue`` waiting; more: refused."""
+
+    def __init__(self, limit: int, queue: int) -> None:
+        self._free = asyncio.Semaphore(max(1, limit))
+        self._queue = queue
+        self._waiting = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self, method: str) -> AsyncIterator[None]:
+        if self._free.locked():
+            if self._waiting >= self._queue:
+                raise RpcError(
+                    jsonrpc.INTERNAL_ERROR,
+                    f"too many {method} requests at once; refused (retry later)",
+                )
+            self._waiting += 1
+            try:
+                await self._free.acquire()
+            finally:
+                self._waiting -= 1
+        else:
+            await self._free.acquire()
+        try:
+            yield
+        finally:
+            self._free.release()
 
 
 async def _swallow(awaitable: Awaitable[Any], name: str) -> None:

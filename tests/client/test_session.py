@@ -189,3 +189,31 @@ async def test_closing_the_session_reports_how_it_ended() -> None:
     with pytest.raises(Exception, match="exited with code 9"):
         await task
     assert len(closed) == 1 and session.closed and session.gone is not None
+
+
+async def test_server_requests_are_bounded_per_kind() -> None:
+    running, peak, release = 0, 0, asyncio.Event()
+
+    async def on_request(method: str, params: dict[str, Any]) -> Any:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await release.wait()
+        running -= 1
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+
+    session, server = await opened(on_request=on_request, capabilities_for=lambda v: {"sampling": {}})
+    session.request_queue = 2
+    ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
+    for i in range(10):
+        server.send({"jsonrpc": "2.0", "id": i, "method": "sampling/createMessage", "params": ask})
+    # 4 run, 2 wait, the other 4 are refused at once.
+    assert await wait_for(lambda: len([m for m in server.received if "method" not in m]) == 4)
+    refused = [m for m in server.received if "method" not in m]
+    assert all(m["error"]["code"] == -32603 and "too many sampling/createMessage" in m["error"]["message"]
+               for m in refused)
+    assert peak == 4
+    release.set()
+    assert await wait_for(lambda: len([m for m in server.received if "method" not in m]) == 10)
+    answered = [m for m in server.received if "method" not in m and "result" in m]
+    assert len(answered) == 6 and peak == 4
