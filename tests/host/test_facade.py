@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 import mcphost
 from mcphost import MCPHost
+
+pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 
 def test_import_is_light() -> None:
