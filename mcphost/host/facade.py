@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, cast, overload
 
+from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..errors import MCPHostError, ProtocolError, TimeoutError, UsageError
 from ..protocol.lifecycle import ServerState
@@ -93,6 +94,7 @@ class MCPHost(Registration):
             depend on); the others are listed as disabled.
         transport_factory: ``(ServerConfig) -> Transport``, to connect servers another way
             (tests, embedded servers); by default the configuration's ``type`` decides.
+        bounds: limits on what servers may send (:class:`~mcphost.bounds.Bounds`).
     """
 
     def __init__(
@@ -114,6 +116,7 @@ class MCPHost(Registration):
         validate_messages: str = "lenient",
         servers: Iterable[str] | None = None,
         transport_factory: Callable[[Any], Transport] | None = None,
+        bounds: Bounds | None = None,
     ) -> None:
         self._config_source = config
         self._only = None if servers is None else tuple(servers)
@@ -130,7 +133,10 @@ class MCPHost(Registration):
         self._validation = Validation(arguments=validate_arguments, output=validate_output)
         self._router = Router(self._servers)
         self._tool_routes = self._router.routes
-        self._registry = Registry(max_pages=max_pages, on_listed=self._on_listed)
+        if bounds is None:
+            bounds = Bounds(max_pages=max_pages)
+        self.bounds = bounds
+        self._registry = Registry(bounds=bounds, on_listed=self._on_listed)
         self._supervisor = Supervisor(
             self._servers,
             handlers=self._handlers,
@@ -346,7 +352,9 @@ class MCPHost(Registration):
 
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
-        return await requests.list_tasks(self._router.handle(server), self.max_pages)
+        return await requests.list_tasks(
+            self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items
+        )
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None

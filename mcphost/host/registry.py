@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from ..bounds import CONTROL, NAME_RULE, Bounds, clip
 from ..errors import MCPHostError, ProtocolError, ServerError
 from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..protocol.lifecycle import ServerState
@@ -42,13 +43,14 @@ CHANGED: Final = {
 
 
 async def list_all(
-    session: ClientSession, method: str, key: str, max_pages: int, on_page: Callable[[], None] | None = None
+    session: ClientSession, method: str, key: str, max_pages: int, max_items: int = 10_000
 ) -> list[Any]:
     """Every item of a paginated list: ``method`` pages, items under ``key``.
 
     Spec: keep fetching "until nextCursor is absent" — but a server repeating a cursor
     would loop forever, and one that never stops would exhaust memory: a repeated cursor
-    ends the listing, and so does ``max_pages`` (each with a warning).
+    ends the listing, and so does ``max_pages`` (each with a warning); more than
+    ``max_items`` items is the server's ``ProtocolError``.
     """
     name = session.name
     items: list[Any] = []
@@ -57,13 +59,15 @@ async def list_all(
     for _page in range(max_pages):
         params = {"cursor": cursor} if cursor is not None else None
         result = await session.request(method, params)
-        if on_page is not None:
-            on_page()
         if not isinstance(result, dict):
             raise ProtocolError(f"{method} result is not an object", server=name)
         page = result.get(key)
         if not isinstance(page, list):
             raise ProtocolError(f"{method} result has no {key!r} array", server=name)
+        if len(items) + len(page) > max_items:
+            raise ProtocolError(
+                f"{method} lists more than {max_items} items (the bound is max_list_items)", server=name
+            )
         items.extend(page)
         cursor = result.get("nextCursor")
         if cursor is None:
@@ -83,11 +87,12 @@ class Registry:
     def __init__(
         self,
         *,
-        max_pages: int,
+        bounds: Bounds,
         on_listed: Callable[[ServerHandle, tuple[str, ...]], None],
         refresh_delay: float = 0.02,
     ) -> None:
-        self.max_pages = max_pages
+        self.bounds = bounds
+        self.max_pages = bounds.max_pages
         self._on_listed = on_listed
         self._refresh_delay = refresh_delay
 
@@ -95,7 +100,8 @@ class Registry:
         """List every kind the server declares, then publish them together."""
         kinds = [k for k, (_, _, cap) in LIST_KINDS.items() if session.has_capability(cap)]
         lists = await asyncio.gather(*(self._list(session, k) for k in kinds))
-        for kind, items in zip(kinds, lists):
+        checked = [self.check(handle.name, k, items) for k, items in zip(kinds, lists)]
+        for kind, items in zip(kinds, checked):
             self.publish(handle, kind, items)
         handle.listening = True
         if handle.dirty:
@@ -104,7 +110,7 @@ class Registry:
     async def _list(self, session: ClientSession, kind: str) -> list[dict[str, Any]]:
         method, key, _ = LIST_KINDS[kind]
         try:
-            items = await list_all(session, method, key, self.max_pages)
+            items = await list_all(session, method, key, self.max_pages, self.bounds.max_list_items)
         except ServerError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 raise
@@ -115,6 +121,45 @@ class Registry:
             session.peer.stats.unserved_lists += 1
             return []
         return [item for item in items if isinstance(item, dict)]
+
+    def check(self, server: str, kind: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Items with a usable name, descriptions bounded; a name listed twice is the
+        server's ``ProtocolError`` (which of the two would be called?)."""
+        bounds = self.bounds
+        field = "uri" if kind == "resources" else "uriTemplate" if kind == "resourceTemplates" else "name"
+        method = LIST_KINDS[kind][0]
+        kept: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        dropped: list[str] = []
+        off_rule: list[str] = []
+        for item in items:
+            name = item.get(field)
+            if not isinstance(name, str) or not name or len(name) > bounds.max_name_length or (
+                kind in ("tools", "prompts") and CONTROL.search(name)
+            ):
+                dropped.append(repr(name)[:60] if isinstance(name, str) else type(name).__name__)
+                continue
+            if name in seen:
+                raise ProtocolError(f"{method} lists {field} {clip(name, 100)!r} twice", server=server)
+            seen.add(name)
+            if kind == "tools" and not NAME_RULE.fullmatch(name):
+                off_rule.append(name)
+            description = item.get("description")
+            if isinstance(description, str) and len(description) > bounds.max_description_length:
+                item = {**item, "description": clip(description, bounds.max_description_length)}
+            kept.append(item)
+        if dropped:
+            logger.warning(
+                "%s: %s: %d item(s) without a usable %s dropped: %s",
+                server, method, len(dropped), field, clip(", ".join(dropped), 300),
+            )
+        if off_rule:
+            # SEP-986: names SHOULD be [A-Za-z0-9._-]{1,128}; others are kept, and told.
+            logger.warning(
+                "%s: %d tool name(s) outside [A-Za-z0-9._-]{1,128}: %s",
+                server, len(off_rule), clip(", ".join(repr(n) for n in off_rule), 300),
+            )
+        return kept
 
     def publish(self, handle: ServerHandle, kind: str, items: list[dict[str, Any]]) -> None:
         if kind != "tools":
@@ -166,6 +211,7 @@ class Registry:
             wanted = [k for k in kinds if session.has_capability(LIST_KINDS[k][2])]
             try:
                 lists = await asyncio.gather(*(self._list(session, k) for k in wanted))
+                lists = [self.check(handle.name, k, items) for k, items in zip(wanted, lists)]
             except MCPHostError as exc:
                 logger.warning("%s: refresh of %s failed: %s", handle.name, ", ".join(wanted), exc)
                 return

@@ -152,11 +152,11 @@ async def call_as_task(
     return tracked
 
 
-async def list_tasks(handle: ServerHandle, max_pages: int) -> list[JSONObject]:
+async def list_tasks(handle: ServerHandle, max_pages: int, max_items: int = 10_000) -> list[JSONObject]:
     """``tasks/list`` of one server, every page."""
     session = handle.require_ready()
     try:
-        items = await timed(handle, list_all(session, "tasks/list", "tasks", max_pages), "tasks/list")
+        items = await timed(handle, list_all(session, "tasks/list", "tasks", max_pages, max_items), "tasks/list")
     except ProtocolError as exc:
         raise ProtocolError("tasks/list returned no 'tasks' array", server=handle.name) from exc
     return cast(list[JSONObject], items)

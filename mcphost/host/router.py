@@ -9,9 +9,10 @@ route generation is unchanged (same tools, same state, same session).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ..bounds import clip
 from ..errors import PermissionDeniedError, RoutingError
 from ..protocol.uritemplate import compile_template
 from .handle import ServerHandle
@@ -22,6 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["Router", "ToolRoute"]
 
 _ROUTE_CACHE: Final = 4096
+#: Names listed in an error message, at most (the rest are counted).
+_LISTED: Final = 20
+
+
+def _listing(names: Iterable[str]) -> str:
+    """Sorted names for an error message: at most 20, the rest counted."""
+    ordered = sorted(names)
+    if not ordered:
+        return "none"
+    shown = ", ".join(clip(n, 100) for n in ordered[:_LISTED])
+    more = len(ordered) - _LISTED
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 class ToolRoute:
@@ -55,15 +68,16 @@ class Router:
         self.routes: dict[str, ToolRoute] = {}
 
     def handle(self, server: str) -> ServerHandle:
-        handle = self.servers.get(server)
+        handle = self.servers.get(server) if isinstance(server, str) else None
         if handle is None:
-            known = ", ".join(sorted(self.servers)) or "none"
-            raise RoutingError(f"unknown server {server!r} (servers: {known})")
+            shown = clip(server, 100) if isinstance(server, str) else server
+            raise RoutingError(f"unknown server {shown!r} (servers: {_listing(self.servers)})")
         return handle
 
     def split(self, qualified: str, what: str) -> tuple[ServerHandle, str]:
         if not isinstance(qualified, str) or "." not in qualified:
-            raise RoutingError(f"{what} name {qualified!r} must be qualified as 'server.{what}'")
+            shown = clip(qualified, 100) if isinstance(qualified, str) else qualified
+            raise RoutingError(f"{what} name {shown!r} must be qualified as 'server.{what}'")
         server, _, name = qualified.partition(".")
         if not name:
             raise RoutingError(f"{what} name {qualified!r} has nothing after 'server.'")
@@ -79,9 +93,9 @@ class Router:
                 raise PermissionDeniedError(
                     f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
                 )
-            known = ", ".join(sorted(handle.tool_index)) or "none"
             raise RoutingError(
-                f"unknown tool {tool_name!r} (tools of {handle.name}: {known})", server=handle.name
+                f"unknown tool {clip(tool_name, 100)!r} (tools of {handle.name}: {_listing(handle.tool_index)})",
+                server=handle.name,
             )
         route = ToolRoute(handle, session, tool_name, tool)
         if len(self.routes) >= _ROUTE_CACHE:
@@ -92,11 +106,10 @@ class Router:
     def prompt(self, name: str) -> tuple[ServerHandle, str]:
         handle, prompt_name = self.split(name, "prompt")
         handle.require_ready()
-        known = {p.get("name") for p in handle.prompts}
+        known = {str(p.get("name")) for p in handle.prompts}
         if prompt_name not in known:
-            listing = ", ".join(sorted(str(n) for n in known)) or "none"
             raise RoutingError(
-                f"unknown prompt {prompt_name!r} (prompts of {handle.name}: {listing})",
+                f"unknown prompt {clip(prompt_name, 100)!r} (prompts of {handle.name}: {_listing(known)})",
                 server=handle.name,
             )
         return handle, prompt_name
@@ -128,7 +141,7 @@ class Router:
         if len(matched) > 1:
             names = ", ".join(h.name for h in matched)
             raise RoutingError(f"resource {uri!r} matches templates of several servers ({names}); pass server=")
-        raise RoutingError(f"no server offers resource {uri!r} (no exact URI or template matches)")
+        raise RoutingError(f"no server offers resource {clip(str(uri), 200)!r} (no exact URI or template matches)")
 
     def template(self, uri: str) -> ServerHandle:
         """The server of a resource template given by its text (completion refs)."""

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from scripted import MethodError, Script, scripted_host
 
-from mcphost import ServerStartupError
+from mcphost import RoutingError, ServerStartupError
+from mcphost.bounds import Bounds
 
 TOOL = {"name": "t", "inputSchema": {"type": "object"}}
 
@@ -40,7 +41,11 @@ async def test_a_repeated_cursor_ends_the_listing(caplog: pytest.LogCaptureFixtu
 
 
 async def test_the_page_cap_ends_an_endless_listing(caplog: pytest.LogCaptureFixture) -> None:
-    script = Script({"tools/list": lambda p: {"tools": [TOOL], "nextCursor": str(len(script.requests("tools/list")))}})
+    def page(params: dict[str, Any]) -> dict[str, Any]:
+        n = len(script.requests("tools/list"))
+        return {"tools": [{**TOOL, "name": f"t{n}"}], "nextCursor": str(n)}
+
+    script = Script({"tools/list": page})
     async with scripted_host({"a": script}, max_pages=5) as host:
         assert len(host.get_tools()["a"]["tools"]) == 5
     assert any("exceeded 5 pages" in r.getMessage() for r in caplog.records)
@@ -77,3 +82,55 @@ async def test_malformed_items_are_dropped_and_undeclared_kinds_not_asked() -> N
     async with scripted_host({"a": script}) as host:
         assert host.get_tools()["a"]["tools"] == [TOOL]
         assert script.requests("prompts/list") == [] and script.requests("resources/list") == []
+
+
+async def test_a_listing_past_the_item_bound_fails_the_start() -> None:
+    def page(params: dict[str, Any]) -> dict[str, Any]:
+        n = len(script.requests("tools/list"))
+        return {"tools": [{**TOOL, "name": f"t{n}-{i}"} for i in range(400)], "nextCursor": str(n)}
+
+    script = Script({"tools/list": page})
+    with pytest.raises(ServerStartupError, match="tools/list lists more than 1000 items"):
+        async with scripted_host({"a": script}, bounds=Bounds(max_list_items=1000)):
+            pass
+    assert len(script.requests("tools/list")) == 3  # stopped at the page that crossed the bound
+
+
+async def test_a_name_listed_twice_is_the_servers_protocol_error() -> None:
+    script = Script({"tools/list": lambda p: {"tools": [TOOL, {**TOOL, "description": "again"}]}})
+    with pytest.raises(ServerStartupError, match="tools/list lists name 't' twice"):
+        async with scripted_host({"a": script}):
+            pass
+
+
+async def test_unusable_names_are_dropped_odd_ones_kept_long_descriptions_cut(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    tools = [
+        {**TOOL, "name": ""},
+        {**TOOL, "name": "evil\x1b]0;pwned\x07"},
+        {**TOOL, "name": "x" * 2000},
+        {**TOOL, "name": "with space"},
+        {**TOOL, "name": "ok", "description": "d" * 100},
+    ]
+    script = Script({"tools/list": lambda p: {"tools": tools}})
+    async with scripted_host({"a": script}, bounds=Bounds(max_description_length=10)) as host:
+        listed = {t["name"]: t for t in host.get_tools()["a"]["tools"]}
+        assert set(listed) == {"with space", "ok"}
+        assert listed["ok"]["description"] == "d" * 10 + "… (90 more characters)"
+    text = caplog.text
+    assert "3 item(s) without a usable name dropped" in text
+    assert "1 tool name(s) outside [A-Za-z0-9._-]{1,128}: 'with space'" in text
+    assert "x" * 400 not in text  # the log line is bounded too
+
+
+async def test_errors_list_at_most_twenty_names() -> None:
+    tools = [{**TOOL, "name": f"tool{i:03}"} for i in range(500)]
+    script = Script({"tools/list": lambda p: {"tools": tools}})
+    async with scripted_host({"a": script}) as host:
+        with pytest.raises(RoutingError) as info:
+            await host.call_tool("a." + "y" * 100_000, {})
+        message = str(info.value)
+        assert len(message) < 3000
+        assert "tool000, tool001" in message and "and 480 more" in message
