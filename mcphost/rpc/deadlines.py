@@ -167,16 +167,14 @@ class Deadlines:
         # Calls on the default timeout, oldest first: their expiries only grow, so the
         # first one not yet due ends the walk. Calls watched otherwise (expires = inf) are
         # stepped over.
-        expired = []
+        due: list[tuple[float, Any]] = []
         for rid, call in pending.items():
             expires = call.expires
             if expires <= now:
-                expired.append(rid)
+                due.append((expires, rid))
             elif expires < _INF:
                 earliest = expires
                 break
-        for rid in expired:
-            self._expire(rid)
         for seconds, queue in list(self._queues.items()):
             while queue:
                 deadline, rid = queue[0]
@@ -184,12 +182,18 @@ class Deadlines:
                     queue.popleft()
                 elif deadline <= now:
                     queue.popleft()
-                    self._expire(rid)
+                    due.append((deadline, rid))
                 else:
                     earliest = min(earliest, deadline)
                     break
             if not queue:
                 self._queues.pop(seconds, None)
+        # A late run (a busy loop) finds several overdue: they give up in deadline order,
+        # whichever kind of deadline each has.
+        if len(due) > 1:
+            due.sort(key=lambda item: item[0])
+        for _, rid in due:
+            self._expire(rid)
         if earliest < _INF:
             self.arm(earliest)
 

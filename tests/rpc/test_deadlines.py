@@ -142,3 +142,16 @@ def test_watchdog_rearms_for_the_next_due_call() -> None:
     assert expired == [1, 2]
     clock.advance(1.0)  # t=6.1: 3 expired (2+4)
     assert expired == [1, 2, 3]
+
+
+def test_a_late_watchdog_expires_overdue_calls_in_deadline_order() -> None:
+    clock, pending, deadlines, expired = setup(10.0)
+    deadlines.watch_default(start(pending, 1))  # due at 10
+    clock.now += 1
+    deadlines.watch(start(pending, 2), 3.0, False, None)  # due at 4
+    clock.now += 1
+    deadlines.watch_default(start(pending, 3))  # due at 12
+    deadlines.watch(start(pending, 4), 5.0, False, None)  # due at 7
+    clock.now += 20  # the loop was busy: its one late watchdog run finds all four overdue
+    clock.advance(0)
+    assert expired == [2, 4, 1, 3]
