@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .bounds import CONTROL
 from .errors import ConfigurationError, MCPHostError, ServerStartupError
 from .version import __version__
 
@@ -67,9 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _error(exc: MCPHostError) -> None:
     if isinstance(exc, ServerStartupError) and exc.failures:
         for err in exc.failures.values():
-            print(f"mcphost: error: {_one_line(err)}", file=sys.stderr)
+            print(f"mcphost: error: {_clean(_one_line(err))}", file=sys.stderr)
         return
-    print(f"mcphost: error: {_one_line(exc)}", file=sys.stderr)
+    print(f"mcphost: error: {_clean(_one_line(exc))}", file=sys.stderr)
 
 
 def _one_line(exc: MCPHostError) -> str:
@@ -182,10 +183,18 @@ def _params(tool: dict[str, Any]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _clean(text: Any) -> str:
+    """What a server sent, safe to print: control and formatting characters (escape
+    sequences that retitle the terminal or overwrite lines, bidi overrides) are shown as
+    ``\\xNN`` escapes instead of acting."""
+    text = text if isinstance(text, str) else str(text)
+    return CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _short(text: Any, width: int = 70) -> str:
     if not isinstance(text, str):
         return ""
-    line = " ".join(text.split())
+    line = _clean(" ".join(text.split()))
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -195,11 +204,13 @@ def render_inspect(caps: dict[str, Any]) -> str:
     for name, info in caps.items():
         server_info = info.get("serverInfo") or {}
         ident = f"{server_info.get('name', '?')} {server_info.get('version', '')}".strip()
-        lines.append(f"== {name}  [{info['state']}]  protocol {info.get('protocolVersion') or '-'}  ({ident})")
+        lines.append(
+            f"== {name}  [{info['state']}]  protocol {_clean(info.get('protocolVersion') or '-')}  ({_clean(ident)})"
+        )
         tools = info.get("tools") or []
         lines.append(f"  tools ({len(tools)}):")
         for tool in tools:
-            lines.append(f"    {name}.{tool.get('name')}{_params(tool)}")
+            lines.append(_clean(f"    {name}.{tool.get('name')}{_params(tool)}"))
             desc = _short(tool.get("description"))
             if desc:
                 lines.append(f"        {desc}")
@@ -212,18 +223,18 @@ def render_inspect(caps: dict[str, Any]) -> str:
                     for a in prompt.get("arguments") or []
                     if isinstance(a, dict)
                 )
-                lines.append(f"    {name}.{prompt.get('name')}({args})")
+                lines.append(_clean(f"    {name}.{prompt.get('name')}({args})"))
         resources = info.get("resources") or []
         if resources:
             lines.append(f"  resources ({len(resources)}):")
             for res in resources[:50]:
-                lines.append(f"    {res.get('uri')}  {_short(res.get('name'), 40)}")
+                lines.append(f"    {_clean(res.get('uri'))}  {_short(res.get('name'), 40)}")
             if len(resources) > 50:
                 lines.append(f"    … and {len(resources) - 50} more")
         templates = info.get("resourceTemplates") or []
         if templates:
             lines.append(f"  resource templates ({len(templates)}):")
             for tpl in templates:
-                lines.append(f"    {tpl.get('uriTemplate')}  {_short(tpl.get('name'), 40)}")
+                lines.append(f"    {_clean(tpl.get('uriTemplate'))}  {_short(tpl.get('name'), 40)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -145,3 +145,17 @@ def test_signal_to_cli_shuts_servers_down(tmp_path: Path, sig: signal.Signals) -
         os.close(received)
     assert proc.returncode != 0
     assert not group_alive(server_pid)
+
+
+def test_nothing_a_server_sends_can_drive_the_terminal() -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J\u202e"
+    caps = {"s": {"state": "ready", "protocolVersion": "2025-11-25" + evil,
+                  "serverInfo": {"name": "srv" + evil, "version": evil},
+                  "tools": [{"name": "t" + evil, "description": "d" + evil,
+                             "inputSchema": {"type": "object", "properties": {"p" + evil: {"type": "string"}}}}],
+                  "prompts": [{"name": "p" + evil, "arguments": [{"name": "a" + evil}]}],
+                  "resources": [{"uri": "x://r" + evil, "name": "r" + evil}],
+                  "resourceTemplates": [{"uriTemplate": "x://{a}" + evil, "name": "t" + evil}]}}
+    out = render_inspect(caps)
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b]0;pwned\\x07" in out  # shown, escaped, not acted on
