@@ -42,7 +42,9 @@ __all__ = [
 JSON = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
 JSONObject = dict[str, Any]
 
-ServerState = Literal["starting", "ready", "failed", "stopped", "disabled"]
+ServerState = Literal[
+    "disabled", "stopped", "starting", "ready", "unavailable", "stopping", "failed"
+]
 
 
 class Implementation(TypedDict, total=False):
@@ -149,6 +151,8 @@ class ServerInfo(TypedDict):
     prompts: list[Prompt]
     resources: list[Resource]
     resourceTemplates: list[ResourceTemplate]
+    #: Why the server is not ready (its start failure, how it went away), else None.
+    error: str | None
 
 
 class Root(TypedDict, total=False):

@@ -35,7 +35,7 @@ from ..errors import MCPHostError, ProtocolError, RpcError
 from ..protocol import jsonrpc
 from ..protocol.legacy import Session
 from ..protocol.versions import SUPPORTED_VERSIONS, Version
-from ..rpc.peer import Call, Peer
+from ..rpc.peer import TIMED_OUT, Call, Peer
 from ..transports.base import Gone, Transport
 from .served_tasks import TASK_METHODS, ClientTasks
 
@@ -86,6 +86,7 @@ class ClientSession:
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
         on_closed: Callable[[MCPHostError], None] | None = None,
+        on_timeout: Callable[[str], None] | None = None,
         scheduler: Scheduler | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
     ) -> None:
@@ -97,6 +98,8 @@ class ClientSession:
         self.on_request = on_request
         self.on_notification = on_notification
         self.on_closed = on_closed
+        #: Told the method of each request whose deadline passed (the host's health).
+        self.on_timeout = on_timeout
         self.peer = Peer(
             name,
             transport,
@@ -203,10 +206,10 @@ class ClientSession:
     def gone(self) -> Gone | None:
         return self.peer.gone
 
-    async def aclose(self, timeout: float) -> Gone:
-        """Stop the served tasks, close the transport, fail what is pending."""
+    async def aclose(self, timeout: float, reason: str = "server was shut down") -> Gone:
+        """Stop the served tasks, close the transport, fail what is pending (``reason``)."""
         self.served.close()
-        gone = await self.peer.aclose(timeout)
+        gone = await self.peer.aclose(timeout, reason)
         self.handshake.close()
         return gone
 
@@ -259,6 +262,8 @@ class ClientSession:
         # Spec: "The client MUST NOT cancel initialize."
         if call.method != "initialize":
             self.peer.notify("notifications/cancelled", {"requestId": call.rid, "reason": reason})
+        if reason is TIMED_OUT and self.on_timeout is not None:
+            self.on_timeout(call.method)
 
     def _check_result(self, method: str, result: Any, augmented: bool) -> None:
         checker = self.checker

@@ -95,6 +95,8 @@ class MCPHost(Registration):
         transport_factory: ``(ServerConfig) -> Transport``, to connect servers another way
             (tests, embedded servers); by default the configuration's ``type`` decides.
         bounds: limits on what servers may send (:class:`~mcphost.bounds.Bounds`).
+        unavailable_after_timeouts: a server whose requests time out this many times since
+            it started is marked unavailable and stopped (FR6.3); ``0``: never.
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class MCPHost(Registration):
         servers: Iterable[str] | None = None,
         transport_factory: Callable[[Any], Transport] | None = None,
         bounds: Bounds | None = None,
+        unavailable_after_timeouts: int = 1,
     ) -> None:
         self._config_source = config
         self._only = None if servers is None else tuple(servers)
@@ -145,6 +148,7 @@ class MCPHost(Registration):
             environ=self._environ,
             max_message_size=max_message_size,
             inherit_env=inherit_env,
+            unavailable_after_timeouts=unavailable_after_timeouts,
             client_info=self._client_info,
             validate_messages=validate_messages,
             handle_signals=handle_signals,
@@ -237,9 +241,12 @@ class MCPHost(Registration):
     def servers(self) -> Mapping[str, ServerHandle]:
         return self._servers
 
-    def get_tools(self) -> dict[str, ServerInfo]:
-        """Every configured server with its state and everything it offers."""
-        return {name: cast(ServerInfo, h.info()) for name, h in self._servers.items()}
+    def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
+        """Every configured server (or only ``server``) with its state, its error and what
+        it offers; a server that is not ready offers nothing, unless ``include_unavailable``
+        (its last lists, for diagnostics)."""
+        handles = [self._router.handle(server)] if server is not None else self._servers.values()
+        return {h.name: cast(ServerInfo, h.info(include_unavailable)) for h in handles}
 
     def get_metrics(self) -> dict[str, Any]:
         """Per-server state, counters and per-tool latency statistics."""

@@ -46,6 +46,8 @@ class ServerHandle:
         self.error: MCPHostError | None = None
         self.metrics = Metrics()
         self.restarts = 0
+        #: Requests that timed out since the server last started.
+        self.timeouts = 0
         self.tools: list[dict[str, Any]] = []
         self.prompts: list[dict[str, Any]] = []
         self.resources: list[dict[str, Any]] = []
@@ -98,19 +100,22 @@ class ServerHandle:
             raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name)
         return session
 
-    def info(self) -> dict[str, Any]:
-        """What ``get_tools()`` shows of this server."""
+    def info(self, include_unavailable: bool = False) -> dict[str, Any]:
+        """What ``get_tools()`` shows of this server: what it offers only while it is ready
+        (FR6.7), unless ``include_unavailable`` (diagnostics: the last lists it gave)."""
         s = self.session
+        offered = self._state is ServerState.READY or include_unavailable
         return {
             "state": self._state.value,
             "serverInfo": s.server_info if s else None,
             "protocolVersion": s.protocol_version if s else None,
             "instructions": s.instructions if s else None,
             "capabilities": s.server_capabilities if s else {},
-            "tools": list(self.tools),
-            "prompts": list(self.prompts),
-            "resources": list(self.resources),
-            "resourceTemplates": list(self.resourceTemplates),
+            "tools": list(self.tools) if offered else [],
+            "prompts": list(self.prompts) if offered else [],
+            "resources": list(self.resources) if offered else [],
+            "resourceTemplates": list(self.resourceTemplates) if offered else [],
+            "error": str(self.error) if self.error is not None else None,
         }
 
     def metrics_snapshot(self) -> dict[str, Any]:

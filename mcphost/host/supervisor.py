@@ -62,6 +62,7 @@ class Supervisor:
         environ: Mapping[str, str],
         max_message_size: int,
         inherit_env: bool = False,
+        unavailable_after_timeouts: int = 1,
         client_info: dict[str, Any],
         validate_messages: str,
         handle_signals: bool,
@@ -74,6 +75,9 @@ class Supervisor:
         self.environ = environ
         self.max_message_size = max_message_size
         self.inherit_env = inherit_env
+        self.unavailable_after_timeouts = unavailable_after_timeouts
+        # Stops of servers found unavailable, run in the background: awaited at shutdown.
+        self._closing: set[asyncio.Task[None]] = set()
         self.handlers = handlers
         self.registry = registry
         self.transport_factory = transport_factory
@@ -238,9 +242,11 @@ class Supervisor:
             on_request=on_request,
             on_notification=on_notification,
             on_closed=lambda err: self._on_closed(handle, session, err),
+            on_timeout=lambda method: self._on_timeout(handle, session, method),
         )
         session.forward_progress = bool(handlers.progress)
         handle.session = session
+        handle.timeouts = 0
         await session.open()
         await self.registry.discover(handle, session)
 
@@ -260,6 +266,33 @@ class Supervisor:
         for tracked in list(self.handlers.tasks.values()):
             if tracked.server == handle.name:
                 tracked.wake()
+
+    def _on_timeout(self, handle: ServerHandle, session: ClientSession, method: str) -> None:
+        """FR6.3: a server whose requests time out is marked unavailable. It is stopped
+        (a server that does not answer holds a process and calls); ``restart_server``
+        or a restart policy brings it back."""
+        if handle.session is not session or handle.state is not ServerState.READY:
+            return
+        handle.timeouts += 1
+        limit = self.unavailable_after_timeouts
+        if not limit or handle.timeouts < limit:
+            return
+        what = "a request" if limit == 1 else f"{handle.timeouts} requests"
+        reason = f"{what} timed out ({method}): the server is considered unavailable"
+        err = ServerUnavailableError(reason, server=handle.name)
+        handle.error = err
+        logger.warning("%s", err)
+        self.set_state(handle, ServerState.UNAVAILABLE, reason)
+        self.handlers.emit({"type": "server_unavailable", "server": handle.name, "data": reason})
+
+        async def close() -> None:
+            async with self._lock(handle.name):
+                if handle.session is session:
+                    await self._close_io(handle, reason)
+
+        task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     # -- stop -----------------------------------------------------------------------------
 
@@ -287,8 +320,9 @@ class Supervisor:
         handle.clear_offerings()
         self.set_state(handle, ServerState.STOPPED)
 
-    async def _close_io(self, handle: ServerHandle) -> None:
-        """Close the session (or the bare transport) of the current start."""
+    async def _close_io(self, handle: ServerHandle, reason: str = "server was shut down") -> None:
+        """Close the session (or the bare transport) of the current start; what is still
+        pending fails with ``reason``."""
         await self.registry.stop(handle)
         if not handle.live:
             return
@@ -298,7 +332,7 @@ class Supervisor:
         handle.live = False
         shutdown = handle.shutdown_timeout
         if session is not None:
-            handle.last_gone = await session.aclose(shutdown)
+            handle.last_gone = await session.aclose(shutdown, reason)
         elif transport is not None:
             handle.last_gone = await transport.aclose(shutdown)
         for tracked in list(self.handlers.tasks.values()):
@@ -330,6 +364,8 @@ class Supervisor:
 
     async def stop_all(self) -> None:
         """Stop every server in parallel; failures are logged, never raised."""
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         handles = list(self.servers.values())
         results = await asyncio.gather(*(self.stop(h) for h in handles), return_exceptions=True)
         for handle, result in zip(handles, results):

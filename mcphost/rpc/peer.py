@@ -44,11 +44,13 @@ from ..protocol import jsonrpc
 from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
 from .deadlines import Cancellable, Deadlines, Scheduler
 
-__all__ = ["Call", "Peer", "PeerStats"]
+__all__ = ["TIMED_OUT", "Call", "Peer", "PeerStats"]
 
 logger = logging.getLogger("mcphost.rpc")
 
 _INF: Final = math.inf
+#: The reason ``on_abandoned`` is given for a call whose deadline passed.
+TIMED_OUT: Final = "request timed out"
 #: With ``reset_timeout_on_progress`` and no ``max_timeout``, a call still ends after this
 #: many times its timeout.
 RESET_MAXIMUM: Final = 10
@@ -197,14 +199,14 @@ class Peer:
     async def wait_closed(self) -> None:
         await self._done.wait()
 
-    async def aclose(self, timeout: float = 10.0) -> Gone:
-        """Close the transport and fail whatever is still pending."""
+    async def aclose(self, timeout: float = 10.0, reason: str = "server was shut down") -> Gone:
+        """Close the transport and fail whatever is still pending (with ``reason``)."""
         self._closing = True
         if self._closed is None:
-            self._closed = ServerUnavailableError("server was shut down", server=self.name)
+            self._closed = ServerUnavailableError(reason, server=self.name)
         gone = await self.transport.aclose(timeout)
         self._ended = True
-        self._fail_all(lambda: ServerUnavailableError("server was shut down", server=self.name))
+        self._fail_all(lambda: ServerUnavailableError(reason, server=self.name))
         self._done.set()
         if self.gone is None:
             self.gone = gone
@@ -375,7 +377,7 @@ class Peer:
         self._forget(call)
         self.stats.timeouts += 1
         if self.on_abandoned is not None:
-            self.on_abandoned(call, "request timed out")
+            self.on_abandoned(call, TIMED_OUT)
         if not call.future.done():
             if self.deadlines.hard_maximum_reached(call):
                 what = "reached its hard maximum time"

@@ -132,7 +132,7 @@ def recorded(record: Path) -> tuple[list[dict[str, Any]], dict[Any, tuple[str, b
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_path: Path) -> None:
     record = tmp_path / "received.jsonl"
-    host = MCPHost(fake_config(a=fake(spec_for(version, record))), roots=[tmp_path],
+    host = MCPHost(fake_config(a=fake(spec_for(version, record))), roots=[tmp_path], unavailable_after_timeouts=0,
                    validate_messages="strict")
     host.on_sampling(lambda server, params: {
         "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"})

@@ -25,7 +25,7 @@ def tool(name: str, **behavior: Any) -> dict[str, Any]:
 async def test_request_timeout_sends_cancelled(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     cfg = fake_config(a=fake({"tools": [tool("hang", hang=True)], "record": str(record)}))
-    async with MCPHost(cfg) as host:
+    async with MCPHost(cfg, unavailable_after_timeouts=0) as host:
         with pytest.raises(TimeoutError) as info:
             await host.call_tool("a.hang", {}, timeout=0.2)
         assert isinstance(info.value, builtins_timeout())
@@ -45,7 +45,7 @@ async def test_default_timeout_fires_in_sending_order_among_other_timeouts() -> 
     # not hold the watch back. What is asserted is the order in which the calls gave up
     # and which are still pending, never how long anything took.
     cfg = fake_config(a=fake({"tools": [tool("hang", hang=True), ECHO_TOOL]}))
-    async with MCPHost(cfg, request_timeout=0.5) as host:
+    async with MCPHost(cfg, request_timeout=0.5, unavailable_after_timeouts=0) as host:
         loop = asyncio.get_running_loop()
         gave_up: list[str] = []  # in the order the calls ended
 
@@ -111,7 +111,7 @@ def builtins_timeout() -> type:
 async def test_caller_cancellation_sends_cancelled(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     cfg = fake_config(a=fake({"tools": [tool("wait", waitCancelled=True)], "record": str(record)}))
-    async with MCPHost(cfg) as host:
+    async with MCPHost(cfg, unavailable_after_timeouts=0) as host:
         task = asyncio.ensure_future(host.call_tool("a.wait", {}))
         assert await wait_for(lambda: host.servers["a"].session.pending == 1)  # type: ignore[union-attr]
         task.cancel()

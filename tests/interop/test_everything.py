@@ -113,7 +113,9 @@ class Recorder:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared_host() -> AsyncIterator[tuple[MCPHost, Recorder]]:
     recorder = Recorder()
-    host = new_host()
+    # The shared host serves every feature test; one of them times a call out on purpose,
+    # which must not make the server unavailable for the rest (health has its own tests).
+    host = new_host(unavailable_after_timeouts=0)
     host.on_sampling(recorder.on_sampling)
     host.on_elicitation(recorder.on_elicitation, url=True)
     host.on_event(recorder.events.append)
