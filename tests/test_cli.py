@@ -159,3 +159,96 @@ def test_nothing_a_server_sends_can_drive_the_terminal() -> None:
     out = render_inspect(caps)
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "\\x1b]0;pwned\\x07" in out  # shown, escaped, not acted on
+
+
+NODE_CRASH = [
+    "/srv/node_modules/some-server/dist/index.js:12",
+    "    throw new Error('API_KEY environment variable is required');",
+    "    ^",
+    "",
+    "Error: API_KEY environment variable is required",
+    "    at Object.<anonymous> (/srv/node_modules/some-server/dist/index.js:12:11)",
+    "    at Module._compile (node:internal/modules/cjs/loader:1364:14)",
+    "",
+    "Node.js v20.20.2",
+]
+
+
+def test_a_crash_at_start_shows_the_line_that_says_why(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(api=fake(exitAtStart=1, stderr=NODE_CRASH)))
+    done = run_cli("inspect", str(path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "api:" in done.stderr
+    assert "(stderr: Error: API_KEY environment variable is required)" in done.stderr
+    assert "Node.js v20" not in done.stderr
+    verbose = run_cli("inspect", str(path), "-v")
+    assert "Node.js v20.20.2" in verbose.stderr and "at Module._compile" in verbose.stderr
+
+
+def test_start_errors_name_their_server(tmp_path: Path) -> None:
+    cfg = {"mcpServers": {"one": {"command": "no-such-binary-here"}, "two": {"command": "no-such-binary-here"}}}
+    done = run_cli("inspect", str(write_config(tmp_path, cfg)))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("mcphost: error: one:") and lines[1].startswith("mcphost: error: two:")
+    assert all("not found on PATH" in line for line in lines)
+
+
+def test_inputs_from_the_command_line_or_the_environment(tmp_path: Path) -> None:
+    server = fake({"tools": [ECHO_TOOL]})
+    server["env"] = {"TOKEN": "${input:api-token}"}
+    cfg = {"inputs": [{"id": "api-token", "type": "promptString", "password": True}],
+           "servers": {"demo": server}}
+    path = write_config(tmp_path, cfg)
+    missing = run_cli("call", str(path), "demo.echo", "{}")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "api-token" in missing.stderr and "--input api-token=VALUE" in missing.stderr
+    assert "MCPHOST_INPUT_API_TOKEN" in missing.stderr
+    assert run_cli("call", str(path), "demo.echo", "{}", "--input", "api-token=s3cret").returncode == 0
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MCPHOST_INPUT_API_TOKEN": "s3cret"}
+    done = subprocess.run([sys.executable, "-m", "mcphost", "call", "--config", str(path), "demo.echo"],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_config_notes_are_printed(tmp_path: Path) -> None:
+    cfg = fake_config(demo=fake({"tools": [ECHO_TOOL]}))
+    cfg["mcpServer"] = {}  # a typo of mcpServers
+    done = run_cli("inspect", str(write_config(tmp_path, cfg)))
+    assert done.returncode == 0
+    assert "mcphost: note:" in done.stderr and "mcpServers" in done.stderr
+
+
+def test_check_validates_without_starting(tmp_path: Path) -> None:
+    good = write_config(tmp_path, fake_config(demo=fake(exitAtStart=1)))  # would fail to start
+    done = run_cli("check", str(good))
+    assert done.returncode == 0 and "is valid (1 server(s): demo)" in done.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {"x": {"command": 5}}}', encoding="utf-8")
+    done = run_cli("check", "--config", str(bad))
+    assert done.returncode == 2 and "bad.json:1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_call_takes_the_config_either_way_and_refuses_unqualified_names(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    done = run_cli("call", str(path), "demo.echo", '{"text": "hi"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == {"text": "hi"}
+    done = run_cli("call", str(path), "echo")
+    assert done.returncode == 2 and "must be qualified as server.tool" in done.stderr
+    done = run_cli("call", "--config", str(path), "dmeo.echo")
+    assert done.returncode == 1 and "did you mean 'demo'?" in done.stderr
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL] * 1 + [
+        {"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(300)]})))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "mcphost", "inspect", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

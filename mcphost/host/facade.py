@@ -231,6 +231,11 @@ class MCPHost(Registration):
         self._require_running("restart_server")
         await self._supervisor.restart(self._router.handle(name))
 
+    def kill(self) -> list[str]:
+        """SIGKILL every running server's process group now, without the shutdown ladder
+        (a second Ctrl-C); returns the servers killed. ``shutdown()`` still finishes."""
+        return self._supervisor.kill_now()
+
     def _require_running(self, what: str) -> None:
         if self._state != "ready":
             raise UsageError(f"{what}() needs a running host (this one is {self._state})")

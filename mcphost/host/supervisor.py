@@ -374,6 +374,17 @@ class Supervisor:
         self._remove_signal_handler()
         _live.discard(self)
 
+    def kill_now(self) -> list[str]:
+        """SIGKILL the process group of every server still running; their names."""
+        killed = []
+        for handle in self.servers.values():
+            pgid = handle.transport.process_group() if handle.live and handle.transport else None
+            if pgid is not None and sys.platform != "win32":
+                with contextlib.suppress(OSError):
+                    os.killpg(pgid, signal.SIGKILL)
+                    killed.append(handle.name)
+        return killed
+
     # -- signals --------------------------------------------------------------------------
 
     def _install_signal_handler(self) -> None:

@@ -1,0 +1,152 @@
+"""Running a host for one command: progress while servers start, Ctrl-C that tells the truth.
+
+First Ctrl-C (or SIGTERM): the command stops and every server is shut down through its
+ladder; what is being stopped is printed, and while it takes time, what is still waited
+on. Second Ctrl-C: every server's process group is killed at once (SIGKILL). The last line
+says what happened ("2 servers stopped, 1 killed"). No process of a server's tree (npx and
+its npm children included) is left either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+__all__ = ["Interrupts", "run", "started_host"]
+
+
+class Interrupts:
+    """What Ctrl-C does to one command: the first stops it, the second kills servers."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.host: Any = None
+        self.task: asyncio.Task[Any] | None = None
+        self.presses = 0
+        self.killed: list[str] = []
+
+    def install(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, self.on_signal)
+            loop.add_signal_handler(signal.SIGTERM, self.on_signal)
+
+    def on_signal(self) -> None:
+        self.presses += 1
+        host = self.host
+        running = _running(host)
+        if self.presses == 1:
+            if running:
+                self._say(
+                    f"interrupted: stopping {len(running)} server(s): {', '.join(running)} "
+                    "(Ctrl-C again to kill them now)"
+                )
+            else:
+                self._say("interrupted")
+            if self.task is not None:
+                self.task.cancel()
+        elif host is not None:
+            self.killed = sorted(set(self.killed) | set(host.kill()))
+            if self.killed:
+                self._say(f"killing {', '.join(self.killed)} now")
+
+    def _say(self, text: str) -> None:
+        self.out.write("\r\x1b[K" if self.out.isatty() else "")
+        print(f"mcphost: {text}", file=self.out, flush=True)
+
+    def summary(self) -> str:
+        host = self.host
+        if host is None:
+            return "interrupted"
+        names = [n for n, h in host.servers.items() if h.state.value in ("stopped", "failed", "unavailable")
+                 and h.pid() is not None]
+        killed = [n for n in names if n in self.killed]
+        stopped = len(names) - len(killed)
+        parts = [f"{stopped} server(s) stopped"]
+        if killed:
+            parts.append(f"{len(killed)} killed")
+        return "interrupted; " + ", ".join(parts)
+
+
+def _running(host: Any) -> list[str]:
+    if host is None:
+        return []
+    return [n for n, h in host.servers.items() if h.state.value in ("starting", "ready", "stopping")]
+
+
+async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
+    """Tell the user which servers are still being waited on, and for how long."""
+    started = time.monotonic()
+    tty = out.isatty()
+    last_line = 0.0
+    while True:
+        await asyncio.sleep(0.25)
+        stopping = interrupts.presses > 0
+        wanted = "stopping" if stopping else "starting"
+        waiting = [name for name, h in host.servers.items() if h.state.value == wanted]
+        if not waiting:
+            continue
+        elapsed = time.monotonic() - started
+        verb = "stopping" if stopping else "waiting for"
+        text = f"{verb} {', '.join(waiting)} ({elapsed:.1f} s)"
+        if tty:
+            out.write("\r\x1b[K" + text)
+            out.flush()
+        elif elapsed - last_line >= 2.0:
+            last_line = elapsed
+            out.write(text + "\n")
+            out.flush()
+
+
+async def started_host(interrupts: Interrupts, config: str, **options: Any) -> Any:
+    """A host with its servers started, showing progress on stderr meanwhile."""
+    from ..host import MCPHost
+
+    host = MCPHost(config, handle_signals=False, **options)
+    interrupts.host = host
+    err = sys.stderr
+    ticker = asyncio.get_running_loop().create_task(_progress(host, err, interrupts))
+    try:
+        await host.initialize()
+    finally:
+        ticker.cancel()
+        if err.isatty():
+            err.write("\r\x1b[K")
+            err.flush()
+    return host
+
+
+async def stop_host(host: Any, interrupts: Interrupts) -> None:
+    """Shut ``host`` down, telling what is still waited on."""
+    ticker = asyncio.get_running_loop().create_task(_progress(host, sys.stderr, interrupts))
+    try:
+        await host.shutdown()
+    finally:
+        ticker.cancel()
+
+
+def run(command: Callable[[Interrupts], Awaitable[int]]) -> int:
+    """Run one command in its own event loop; 130 after an interruption."""
+    interrupts = Interrupts(sys.stderr)
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        interrupts.install(task)
+        try:
+            return await command(interrupts)
+        except asyncio.CancelledError:
+            if interrupts.presses:
+                return 130
+            raise
+
+    code = asyncio.run(main())
+    if interrupts.presses:
+        print(f"mcphost: {interrupts.summary()}", file=sys.stderr)
+    return code
