@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ECHO_TOOL, fake, fake_config, group_alive
+from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, needs_npx
 
 from mcphost.cli import main, render_inspect
 
@@ -252,3 +252,47 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     proc.stdout.close()  # as `| head -1` does
     _, err = proc.communicate(timeout=60)
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.interop
+@needs_npx
+def test_two_ctrl_c_during_an_npx_start_leave_nothing_behind(tmp_path: Path) -> None:
+    cfg = {"mcpServers": {
+        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", str(tmp_path)],
+                       "timeout": 120},
+        # Never answers: the host is still starting when the signals come.
+        "mute": {**fake(neverAnswer=True), "timeout": 120},
+    }}
+    path = write_config(tmp_path, cfg)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "mcphost", "inspect", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    tree: set[int] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while not any("server-filesystem" in _cmdline(p) for p in tree):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the npx server never started"
+            tree |= set(descendants(proc.pid))
+        tree |= set(descendants(proc.pid))
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text and "CancelledError" not in text
+    assert "interrupted" in text
+    for pid in tree:  # npx, npm exec, node and the fake: none of the tree survives
+        alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
+        assert not alive, (pid, _cmdline(pid))
