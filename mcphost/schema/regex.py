@@ -4,38 +4,44 @@ JSON Schema patterns are ECMA-262 regular expressions (JSON Schema 2020-12 core,
 6.4), which differ from Python's ``re`` in ways that change results: ``\\d`` and ``\\w`` are
 ASCII-only, ``$`` never matches before a trailing newline, ``.`` excludes every line
 terminator, ``\\s`` is a specific set of code points and ``\\p{...}`` property escapes
-exist. This module owns the translation. It parses a pattern into a small AST, then either
+exist. This module owns parsing a pattern into a small AST, translating it for ``re``, and
+choosing, once per pattern, the engine that searches with it:
 
-* emits an equivalent Python ``re`` pattern (the normal, fast path), or
-* for a pattern with nested unbounded quantifiers (``(a+)+``, the shape behind
-  catastrophic backtracking), builds a Thompson NFA and matches by simulating it, which is
-  linear in the length of the string, so a hostile schema cannot hang the host.
+* ``re`` (C, fast) when :mod:`mcphost.schema.ambiguity` proves backtracking linear for it;
+* otherwise the linear-time NFA simulation of :mod:`mcphost.schema.linear` (a hostile
+  schema cannot make a search exponential, or even quadratic);
+* for back-references, which no automaton can match, the step-budgeted backtracker of
+  :mod:`mcphost.schema.backtrack`.
 
-The stance on pathological patterns is documented in ``docs/schema.md``.
+Before that choice the AST is *trimmed* (:func:`trim`): a search only asks whether the
+pattern matches somewhere, so a leading or trailing ``X*`` can go and ``X+`` becomes
+``X``. The rule is documented in ``docs/schema.md``.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["MAX_PATTERN_LENGTH", "Pattern", "RegexError", "compile_pattern", "is_ecma_regex"]
+from mcphost.schema.ambiguity import backtracking_safe
+from mcphost.schema.backtrack import Backtracker
+from mcphost.schema.linear import LinearMatcher
+from mcphost.schema.nfa import Program, RegexError, max_length
+
+__all__ = [
+    "MAX_NESTING", "MAX_PATTERN_LENGTH", "Pattern", "RegexError", "compile_pattern",
+    "is_ecma_regex", "parse", "trim",
+]
 
 #: Longer patterns are refused outright: no real tool schema needs them, and both the
 #: parser and the NFA are proportional to the pattern's size.
 MAX_PATTERN_LENGTH = 4096
-#: The NFA expands counted repetition; refuse patterns whose expansion is absurdly large.
-_MAX_NFA_STATES = 20000
+#: Deeper group nesting is refused: the parser and the analyses recurse on it.
+MAX_NESTING = 100
 _MAX_CP = 0x10FFFF
-
-
-class RegexError(ValueError):
-    """The pattern is not a valid (or supported) ECMA-262 regular expression."""
-
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -97,27 +103,31 @@ _CATEGORY_BY_NAME = {**{v: k for k, v in _CATEGORY_NAMES.items()}, **{k: k for k
 _CATEGORY_BY_NAME["digit"] = "Nd"
 
 
+@lru_cache(maxsize=1)
+def _all_categories() -> dict[str, list[tuple[int, int]]]:
+    """Code point ranges of every two-letter general category: one scan of all code
+    points (about 0.2 s, once per process), however many categories patterns use."""
+    category = unicodedata.category
+    out: dict[str, list[tuple[int, int]]] = {}
+    prev, start = category("\0"), 0
+    for cp in range(1, _MAX_CP + 1):
+        c = category(chr(cp))
+        if c != prev:
+            out.setdefault(prev, []).append((start, cp - 1))
+            prev, start = c, cp
+    out.setdefault(prev, []).append((start, _MAX_CP))
+    return out
+
+
 @lru_cache(maxsize=64)
 def _category_ranges(cat: str) -> Ranges:
-    """Code point ranges of a general category (computed once: a scan of all code points)."""
-    ranges: list[tuple[int, int]] = []
-    start = -1
-    for cp in range(_MAX_CP + 2):
-        inside = False
-        if cp <= _MAX_CP:
-            c = unicodedata.category(chr(cp))
-            inside = c == cat or (len(cat) == 1 and c[0] == cat) or (
-                cat == "LC" and c in ("Lu", "Ll", "Lt")
-            )
-        if inside and start < 0:
-            start = cp
-        elif not inside and start >= 0:
-            ranges.append((start, cp - 1))
-            start = -1
-    return tuple(ranges)
+    """Code point ranges of a general category (``Lu``), a group (``L``) or ``LC``."""
+    table = _all_categories()
+    wanted = ("Lu", "Ll", "Lt") if cat == "LC" else [c for c in table if c.startswith(cat)]
+    return _norm([r for c in wanted for r in table.get(c, [])])
 
 
-# AST nodes are tuples: ("set", ranges) ("cat", [..]) ("alt", [..]) ("group", node, name)
+# AST nodes are tuples: ("set", ranges) ("cat", [..]) ("alt", [..]) ("group", node, name, index)
 # ("ncgroup", node) ("repeat", node, min, max|None, lazy) ("bol",) ("eol",) ("wordb",)
 # ("nwordb",) ("look", node, behind, negative) ("backref", int|str)
 Ast = tuple[Any, ...]
@@ -128,8 +138,9 @@ class _Parser:
         self.src = src
         self.i = 0
         self.groups = 0
-        self.names: set[str] = set()
+        self.names: dict[str, int] = {}
         self.backrefs: list[int | str] = []
+        self.depth = 0
 
     def error(self, msg: str) -> RegexError:
         return RegexError(f"{msg} at position {self.i} in {self.src!r}")
@@ -146,7 +157,7 @@ class _Parser:
                 raise self.error(f"back-reference \\{ref} to a missing group")
             if isinstance(ref, str) and ref not in self.names:
                 raise self.error(f"back-reference to unknown group name {ref!r}")
-        return node
+        return _resolve_backrefs(node, self.names) if self.backrefs else node
 
     def alt(self) -> Ast:
         branches = [self.seq()]
@@ -208,6 +219,9 @@ class _Parser:
 
     def group(self) -> Ast:
         src = self.src
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"groups nested deeper than {MAX_NESTING}")
         if src.startswith("?:", self.i):
             self.i += 2
             kind: tuple[Any, ...] = ("ncgroup",)
@@ -224,23 +238,24 @@ class _Parser:
             name = m.group(1)
             if name in self.names:
                 raise self.error(f"duplicate group name {name!r}")
-            self.names.add(name)
             self.groups += 1
+            self.names[name] = self.groups
             self.i = m.end()
-            kind = ("group", name)
+            kind = ("group", name, self.groups)
         elif src.startswith("?", self.i):
             raise self.error("invalid group")
         else:
             self.groups += 1
-            kind = ("group", None)
+            kind = ("group", None, self.groups)
         body = self.alt()
         if self.peek() != ")":
             raise self.error("missing ')'")
         self.i += 1
+        self.depth -= 1
         if kind[0] == "look":
             return ("look", body, kind[1], kind[2])
         if kind[0] == "group":
-            return ("group", body, kind[1])
+            return ("group", body, kind[1], kind[2])
         return ("ncgroup", body)
 
     def hex(self, n: int) -> int:
@@ -390,14 +405,69 @@ def _is_risky(node: Ast) -> bool:
     return False
 
 
-def _has(node: Ast, kinds: tuple[str, ...]) -> bool:
-    if node[0] in kinds:
-        return True
-    if node[0] in ("cat", "alt"):
-        return any(_has(n, kinds) for n in node[1])
-    if node[0] in ("group", "ncgroup", "look", "repeat"):
-        return _has(node[1], kinds)
-    return False
+def _resolve_backrefs(node: Ast, names: dict[str, int]) -> Ast:
+    """Named back-references (``\\k<y>``) become group numbers, as the matchers want."""
+    kind = node[0]
+    if kind == "backref":
+        ref = node[1]
+        return ("backref", names[ref]) if isinstance(ref, str) else node
+    if kind in ("cat", "alt"):
+        return (kind, [_resolve_backrefs(n, names) for n in node[1]])
+    if kind in ("group", "ncgroup", "look", "repeat"):
+        return (kind, _resolve_backrefs(node[1], names), *node[2:])
+    return node
+
+
+EMPTY: Ast = ("cat", [])
+
+
+def _trim_side(node: Ast, left: bool) -> tuple[Ast, bool]:
+    """``node`` simplified for a search that is not anchored on that side; True when
+    nothing of it is needed any more."""
+    kind = node[0]
+    if kind == "repeat":
+        body, lo = node[1], node[2]
+        if lo == 0:
+            return EMPTY, True
+        if lo == 1:
+            return _trim_side(body, left)
+        return ("repeat", body, lo, lo, node[4]), False
+    if kind in ("group", "ncgroup"):
+        inner, empty = _trim_side(node[1], left)
+        return (EMPTY, True) if empty else ((kind, inner, *node[2:]), False)
+    if kind == "cat":
+        items = list(node[1])
+        while items:
+            i = 0 if left else len(items) - 1
+            new, empty = _trim_side(items[i], left)
+            if not empty:
+                items[i] = new
+                break
+            del items[i]
+        if not items:
+            return EMPTY, True
+        return (items[0] if len(items) == 1 else ("cat", items)), False
+    if kind == "alt":
+        branches = [_trim_side(b, left) for b in node[1]]
+        if any(empty for _, empty in branches):
+            return EMPTY, True
+        return ("alt", [b for b, _ in branches]), False
+    return node, False  # a character, an assertion or a look-around: needed as it is
+
+
+def trim(node: Ast) -> Ast:
+    """Drop what a yes/no search does not need: ``X*`` at either end, ``X{n,m}`` there
+    becomes ``X{n}`` (and ``X+`` becomes ``X``).
+
+    A search asks whether *some* substring matches. If ``X{k}R`` matches at i with
+    k >= n, then ``X{n}R`` matches at the start of the last n copies, and conversely;
+    likewise at the end. Only valid without back-references (captures change).
+    """
+    node, empty = _trim_side(node, True)
+    if empty:
+        return EMPTY
+    node, empty = _trim_side(node, False)
+    return EMPTY if empty else node
 
 
 # --- emission as a Python ``re`` pattern ------------------------------------------------
@@ -464,119 +534,6 @@ def _emit(node: Ast) -> str:
     raise AssertionError(kind)  # pragma: no cover
 
 
-# --- linear-time matching for risky patterns -------------------------------------------
-
-_SET, _SPLIT, _ASSERT, _MATCH = 0, 1, 2, 3
-
-
-class _NFA:
-    """A Thompson NFA, simulated breadth-first: time is O(len(text) * states)."""
-
-    def __init__(self, ast: Ast) -> None:
-        self.kind: list[int] = []
-        self.arg: list[Any] = []
-        self.out: list[list[int]] = []
-        match = self._new(_MATCH, None, [])
-        self.start = self._build(ast, match)
-
-    def _new(self, kind: int, arg: Any, out: list[int]) -> int:
-        if len(self.kind) >= _MAX_NFA_STATES:
-            raise RegexError("pattern too large for the linear-time matcher")
-        self.kind.append(kind)
-        self.arg.append(arg)
-        self.out.append(out)
-        return len(self.kind) - 1
-
-    def _build(self, node: Ast, nxt: int) -> int:
-        kind = node[0]
-        if kind == "set":
-            ranges = node[1]
-            starts = [lo for lo, _ in ranges]
-            ends = [hi for _, hi in ranges]
-            return self._new(_SET, (starts, ends), [nxt])
-        if kind == "cat":
-            for child in reversed(node[1]):
-                nxt = self._build(child, nxt)
-            return nxt
-        if kind == "alt":
-            return self._new(_SPLIT, None, [self._build(b, nxt) for b in node[1]])
-        if kind in ("group", "ncgroup"):
-            return self._build(node[1], nxt)
-        if kind == "repeat":
-            body, lo, hi = node[1], node[2], node[3]
-            if hi is None:
-                loop = self._new(_SPLIT, None, [])
-                self.out[loop] = [self._build(body, loop), nxt]
-                cur = loop
-            else:
-                cur = nxt
-                for _ in range(hi - lo):
-                    cur = self._new(_SPLIT, None, [self._build(body, cur), nxt])
-                    nxt = cur
-            for _ in range(lo):
-                cur = self._build(body, cur)
-            return cur
-        if kind in ("bol", "eol", "wordb", "nwordb"):
-            return self._new(_ASSERT, kind, [nxt])
-        raise RegexError("look-around and back-references are not supported here")
-
-    def _closure(self, states: list[int], seen: set[int], st: int, text: str, pos: int) -> bool:
-        stack = [st]
-        kinds, outs, args = self.kind, self.out, self.arg
-        while stack:
-            s = stack.pop()
-            if s in seen:
-                continue
-            seen.add(s)
-            k = kinds[s]
-            if k == _MATCH:
-                return True
-            if k == _SET:
-                states.append(s)
-            elif k == _SPLIT:
-                stack.extend(reversed(outs[s]))
-            elif _assert(args[s], text, pos):
-                stack.append(outs[s][0])
-        return False
-
-    def search(self, text: str) -> bool:
-        current: list[int] = []
-        seen: set[int] = set()
-        for pos in range(len(text) + 1):
-            if self._closure(current, seen, self.start, text, pos):
-                return True
-            if pos == len(text):
-                break
-            cp = ord(text[pos])
-            nxt: list[int] = []
-            nseen: set[int] = set()
-            for s in current:
-                starts, ends = self.arg[s]
-                i = bisect_right(starts, cp) - 1
-                if i >= 0 and cp <= ends[i] and self._closure(
-                    nxt, nseen, self.out[s][0], text, pos + 1
-                ):
-                    return True
-            current, seen = nxt, nseen
-        return False
-
-
-def _is_word(text: str, i: int) -> bool:
-    if 0 <= i < len(text):
-        c = text[i]
-        return c == "_" or ("0" <= c <= "9") or ("a" <= c <= "z") or ("A" <= c <= "Z")
-    return False
-
-
-def _assert(kind: str, text: str, pos: int) -> bool:
-    if kind == "bol":
-        return pos == 0
-    if kind == "eol":
-        return pos == len(text)
-    boundary = _is_word(text, pos - 1) != _is_word(text, pos)
-    return boundary if kind == "wordb" else not boundary
-
-
 # --- public ----------------------------------------------------------------------------
 
 
@@ -586,67 +543,118 @@ class Pattern:
     Attributes:
         source: the pattern as written in the schema.
         search: ``search(text) -> bool``, true when the pattern matches anywhere in text.
-        linear: true when the linear-time NFA is used instead of ``re``.
+        engine: ``"re"``, or the linear matcher's mode (``"dfa"``, ``"pike"``,
+            ``"pike+look"``), or ``"backtrack"``.
+        linear: true when the pattern does not run on ``re``.
+        matcher: the :class:`~mcphost.schema.linear.LinearMatcher` or
+            :class:`~mcphost.schema.backtrack.Backtracker` (None for ``re``); its
+            ``run(text)`` returns ``(matched, steps)``.
     """
 
-    __slots__ = ("linear", "search", "source")
+    __slots__ = ("engine", "linear", "matcher", "search", "source")
 
-    def __init__(self, source: str, search: Callable[[str], bool], linear: bool) -> None:
+    def __init__(
+        self,
+        source: str,
+        search: Callable[[str], bool],
+        engine: str,
+        matcher: LinearMatcher | Backtracker | None = None,
+    ) -> None:
         self.source = source
         self.search = search
-        self.linear = linear
+        self.engine = engine
+        self.linear = engine != "re"
+        self.matcher = matcher
 
 
-def _parse(source: str) -> Ast:
+def parse(source: str) -> tuple[Ast, int]:
+    """Parse an ECMA-262 pattern: ``(ast, number of capture groups)``.
+
+    Raises:
+        RegexError: invalid, unsupported, longer than :data:`MAX_PATTERN_LENGTH` or
+            nested deeper than :data:`MAX_NESTING`.
+    """
     if len(source) > MAX_PATTERN_LENGTH:
         raise RegexError(f"pattern longer than {MAX_PATTERN_LENGTH} characters")
-    return _Parser(source).parse()
+    parser = _Parser(source)
+    return parser.parse(), parser.groups
+
+
+def _python_re(ast: Ast) -> Callable[[str], bool] | None:
+    try:
+        fast = re.compile(_emit(ast)).search
+    except (re.error, OverflowError, RecursionError):
+        return None  # e.g. variable-width look-behind, which Python lacks
+    return lambda text: fast(text) is not None
 
 
 @lru_cache(maxsize=1024)
 def compile_pattern(source: str, strict: bool = False) -> Pattern:
-    """Compile an ECMA-262 pattern.
+    """Compile an ECMA-262 pattern, choosing its engine (see the module docstring).
 
     Args:
         source: the pattern.
-        strict: refuse patterns with nested quantifiers instead of matching them with
-            the (slower, linear-time) NFA.
+        strict: refuse patterns with nested quantifiers, and patterns that can only run
+            under a step budget (back-references; look-around the analysis cannot prove
+            cheap), instead of matching them.
 
     Returns:
         The compiled pattern; its ``search`` tells whether it matches anywhere.
 
     Raises:
-        RegexError: the pattern is invalid, unsupported, or refused in strict mode.
+        RegexError: the pattern is invalid, unsupported, too large, or refused in strict
+            mode.
     """
-    ast = _parse(source)
-    if _is_risky(ast):
+    ast, ngroups = parse(source)
+    if strict and _is_risky(ast):
+        raise RegexError(
+            f"pattern {source!r} has nested quantifiers (catastrophic backtracking risk)"
+        )
+    if any(_walk_kinds(ast, "backref")):
         if strict:
             raise RegexError(
-                f"pattern {source!r} has nested quantifiers (catastrophic backtracking risk)"
+                f"pattern {source!r} has back-references, which can only be matched "
+                "under a step budget (strict mode)"
             )
-        if not _has(ast, ("look", "backref")):
-            nfa = _NFA(ast)
-            return Pattern(source, nfa.search, True)
-        raise RegexError(
-            f"pattern {source!r} has nested quantifiers together with look-around or "
-            "back-references, which cannot be matched in linear time"
-        )
+        bt = Backtracker(Program(ast, ngroups, captures=True), source)
+        return Pattern(source, bt.search, bt.mode, bt)
+    ast = trim(ast)
     try:
-        compiled = re.compile(_emit(ast))
-    except re.error as exc:  # e.g. variable-width look-behind, which Python lacks
-        raise RegexError(f"unsupported pattern {source!r}: {exc}") from None
-    fast = compiled.search
+        safe = backtracking_safe(Program(ast, ngroups, reduce=True), max_length(ast) is not None)
+    except RegexError:
+        safe = False  # too large to analyse: not proven safe
+    if safe:
+        fast = _python_re(ast)
+        if fast is not None:
+            return Pattern(source, fast, "re")
+    lm = LinearMatcher(Program(ast, ngroups), source)
+    if strict and lm.mode == "pike+look":
+        raise RegexError(
+            f"pattern {source!r} has look-around that can only be matched under a step "
+            "budget (strict mode)"
+        )
+    return Pattern(source, lm.search, lm.mode, lm)
 
-    def search(text: str) -> bool:
-        return fast(text) is not None
 
-    return Pattern(source, search, False)
+def _walk_kinds(node: Ast, kind: str) -> list[Ast]:
+    """Every node of ``kind`` in the AST."""
+    found: list[Ast] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == kind:
+            found.append(n)
+        if n[0] in ("cat", "alt"):
+            stack.extend(n[1])
+        elif n[0] in ("group", "ncgroup", "look", "repeat"):
+            stack.append(n[1])
+    return found
 
 
 def is_ecma_regex(source: str) -> bool:
     """True when ``source`` is a valid ECMA-262 regular expression (``format: regex``)."""
     try:
-        _parse(source)
+        parse(source)
     except RegexError:
         return False
     return True
