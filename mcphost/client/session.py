@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -124,9 +125,11 @@ class ClientSession:
         self.request_limits: dict[str, int] = dict(REQUEST_LIMITS)
         self.request_queue = REQUEST_QUEUE
         self._gates: dict[str, _Gate] = {}
-        #: ``start_call(request, timeout, progress, reset, max_timeout)``: the fast path of
-        #: ``tools/call`` (bound once: it runs once per call).
-        self.start_call = self._start_call
+        #: ``start_call(request, timeout, progress, reset, max_timeout, True)``: the fast
+        #: path of ``tools/call``: ``request`` is given away, the caller awaits
+        #: ``call.future`` and calls :meth:`abandon` if it stops waiting. The peer's own
+        #: method with the method name bound: no frame of its own on the hot path.
+        self.start_call: Callable[..., Call] = functools.partial(self.peer.start_request, "tools/call")
 
     # -- the handshake --------------------------------------------------------------------
 
@@ -236,20 +239,6 @@ class ClientSession:
             reset_timeout_on_progress=reset_timeout_on_progress,
             max_timeout=max_timeout,
             augmented=augmented,
-        )
-
-    def _start_call(
-        self,
-        request: dict[str, Any],
-        timeout: float | None,
-        progress: Callable[[Any], Any] | None,
-        reset: bool,
-        max_timeout: float | None,
-    ) -> Call:
-        """Send ``tools/call`` with ``request`` (given away) and return the pending call;
-        the caller awaits ``call.future`` and calls :meth:`abandon` if it stops waiting."""
-        return self.peer.start_request(
-            "tools/call", request, timeout, progress, reset, max_timeout, True
         )
 
     def abandon(self, call: Call) -> None:

@@ -333,7 +333,7 @@ class MCPHost(Registration):
         stats = route.stats
         started = _clock()
         try:
-            call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout)
+            call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout, True)
             # Sent: not kept alive while waiting. Fewer live objects per call in flight
             # means fewer garbage-collector passes under load.
             del request
