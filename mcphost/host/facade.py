@@ -97,6 +97,7 @@ class MCPHost(Registration):
         bounds: limits on what servers may send (:class:`~mcphost.bounds.Bounds`).
         unavailable_after_timeouts: a server whose requests time out this many times since
             it started is marked unavailable and stopped (FR6.3); ``0``: never.
+        require_all: all-or-nothing start (default); ``False``: start what can start.
     """
 
     def __init__(
@@ -120,8 +121,10 @@ class MCPHost(Registration):
         transport_factory: Callable[[Any], Transport] | None = None,
         bounds: Bounds | None = None,
         unavailable_after_timeouts: int = 1,
+        require_all: bool = True,
     ) -> None:
         self._config_source = config
+        self._require_all = require_all
         self._only = None if servers is None else tuple(servers)
         self.validate_messages = validate_messages
         self.request_timeout = request_timeout
@@ -174,16 +177,23 @@ class MCPHost(Registration):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.shutdown()
 
-    async def initialize(self, config: str | os.PathLike[str] | Mapping[str, Any] | None = None) -> None:
+    async def initialize(
+        self, config: str | os.PathLike[str] | Mapping[str, Any] | None = None, *, require_all: bool | None = None
+    ) -> dict[str, dict[str, Any]]:
         """Load the configuration and start every enabled server.
 
-        Servers start in parallel (in dependency layers), each within its ``timeout``. If
-        any fails, every server already started is shut down and the error names every
-        server that failed and why.
+        Servers start in parallel, in dependency layers, each within its ``timeout``. By
+        default it is all-or-nothing: if any fails, every server already started is shut
+        down and the error names every server that failed and why. With
+        ``require_all=False`` (here or in the constructor) the servers that can start do,
+        and the failed ones are listed with their error in ``get_tools()``.
+
+        Returns:
+            ``{name: {"ok": bool, "state", "error"}}`` per server started or tried.
 
         Raises:
             ConfigurationError: the configuration is invalid.
-            ServerStartupError: one or more servers failed to start.
+            ServerStartupError: one or more servers failed to start (with ``require_all``).
             UsageError: the host was initialized before.
         """
         if self._state != "new":
@@ -199,11 +209,13 @@ class MCPHost(Registration):
                 self._servers[name] = ServerHandle(
                     cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout
                 )
-            await self._supervisor.start_all(self.config.start_order())
+            strict = self._require_all if require_all is None else require_all
+            results = await self._supervisor.start_all(self.config.start_order(), strict)
         except BaseException:
             await self.shutdown()
             raise
         self._state = "ready"
+        return results
 
     async def shutdown(self) -> None:
         """Stop every server, in parallel; idempotent and safe to call from any task."""

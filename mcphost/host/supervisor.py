@@ -90,6 +90,8 @@ class Supervisor:
         # The task running each server's start, so that a stop can cancel it rather than
         # wait for its time-out.
         self._starting: dict[str, asyncio.Task[Any]] = {}
+        #: The dependency layers of the last start (stopped in reverse).
+        self.layers: list[list[str]] = []
 
     # -- states ---------------------------------------------------------------------------
 
@@ -114,19 +116,42 @@ class Supervisor:
 
     # -- start ----------------------------------------------------------------------------
 
-    async def start_all(self, layers: list[list[str]]) -> None:
-        """Start the enabled servers layer by layer; all-or-nothing (the caller stops what
-        started when this raises).
+    async def start_all(self, layers: list[list[str]], require_all: bool = True) -> dict[str, dict[str, Any]]:
+        """Start the enabled servers layer by layer, each layer in parallel; a server
+        starts only once every server it depends on is ready.
+
+        With ``require_all`` (the default) it is all-or-nothing: the first layer with a
+        failure ends the start, and the caller stops what started. Without, every server
+        that can start does; one whose dependency is not ready is not started, and its
+        error says why.
+
+        Returns:
+            ``{name: {"ok", "state", "error"}}`` for every server started or tried.
 
         Raises:
-            ServerStartupError: naming every server that failed and why (a single
-                ``ConfigurationError`` is raised as it is).
+            ServerStartupError: with ``require_all``, naming every server that failed and
+                why (a single ``ConfigurationError`` is raised as it is).
         """
         _live.add(self)
         self._install_signal_handler()
+        self.layers = [list(layer) for layer in layers]
         failures: dict[str, MCPHostError] = {}
         for layer in layers:
-            handles = [self.servers[name] for name in layer]
+            handles = []
+            for name in layer:
+                handle = self.servers[name]
+                blocked = [d for d in handle.config.dependencies if self.servers[d].state is not ServerState.READY]
+                if blocked:
+                    err = ServerStartupError(
+                        f"not started: it depends on {', '.join(blocked)}, which did not start",
+                        server=name,
+                    )
+                    handle.error = err
+                    self.set_state(handle, ServerState.FAILED, err.message)
+                    failures[name] = err
+                    self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
+                else:
+                    handles.append(handle)
             for handle in handles:
                 self.handlers.emit({"type": "server_starting", "server": handle.name})
             outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
@@ -138,9 +163,9 @@ class Supervisor:
                     raise outcome
                 else:
                     self.handlers.emit({"type": "server_ready", "server": handle.name})
-            if failures:
+            if failures and require_all:
                 break
-        if failures:
+        if failures and require_all:
             names = ", ".join(failures)
             details = "\n".join(f"- {err}" for err in failures.values())
             only = next(iter(failures.values())) if len(failures) == 1 else None
@@ -152,6 +177,15 @@ class Supervisor:
                 stderr_tail=getattr(only, "stderr_tail", None),
                 failures=failures,
             )
+        return {
+            name: {
+                "ok": self.servers[name].state is ServerState.READY,
+                "state": self.servers[name].state.value,
+                "error": str(failures[name]) if name in failures else None,
+            }
+            for layer in layers
+            for name in layer
+        }
 
     async def start(self, handle: ServerHandle) -> None:
         """Spawn/connect, handshake and discover within the server's start-up ``timeout``.
@@ -363,17 +397,23 @@ class Supervisor:
             raise
 
     async def stop_all(self) -> None:
-        """Stop every server in parallel; failures are logged, never raised."""
+        """Stop every server: dependents before what they depend on (the start layers in
+        reverse), each layer in parallel; failures are logged, never raised."""
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
-        handles = list(self.servers.values())
-        results = await asyncio.gather(*(self.stop(h) for h in handles), return_exceptions=True)
-        for handle, result in zip(handles, results):
-            if isinstance(result, BaseException):
-                logger.error("%s: shutdown failed: %r", handle.name, result)
+        ordered = [name for layer in reversed(self.layers) for name in layer]
+        layers = [list(layer) for layer in reversed(self.layers)]
+        rest = [name for name in self.servers if name not in ordered]
+        if rest:
+            layers.insert(0, rest)  # started by hand, outside any layer: first
+        for layer in layers:
+            handles = [self.servers[name] for name in layer if name in self.servers]
+            results = await asyncio.gather(*(self.stop(h) for h in handles), return_exceptions=True)
+            for handle, result in zip(handles, results):
+                if isinstance(result, BaseException):
+                    logger.error("%s: shutdown failed: %r", handle.name, result)
         self._remove_signal_handler()
         _live.discard(self)
-
     def kill_now(self) -> list[str]:
         """SIGKILL the process group of every server still running; their names."""
         killed = []

@@ -19,7 +19,8 @@ whole truth: a transition not in it is a bug, and raises.
 
 - ``DISABLED``: the configuration does not start it (``enabled: false``, or not selected
   with ``servers=``); ``start_server()`` may still start it.
-- ``FAILED``: its start failed; ``error`` says why. ``UNAVAILABLE``: it was ready and
+- ``FAILED``: its start failed, or it was not started because a server it depends on did
+  not start (STOPPED -> FAILED); ``error`` says why. ``UNAVAILABLE``: it was ready and
   went away. Neither restarts by itself; ``start_server``/``restart_server`` do.
 - A stopped server starts again with a new transport and a new session (new process).
 """
@@ -52,7 +53,7 @@ S = ServerState
 #: state -> the states it may move to.
 TRANSITIONS: Final[dict[ServerState, frozenset[ServerState]]] = {
     S.DISABLED: frozenset({S.STARTING}),
-    S.STOPPED: frozenset({S.STARTING}),
+    S.STOPPED: frozenset({S.STARTING, S.FAILED}),
     S.STARTING: frozenset({S.READY, S.FAILED, S.STOPPING}),
     S.READY: frozenset({S.UNAVAILABLE, S.STOPPING}),
     S.UNAVAILABLE: frozenset({S.STOPPING, S.STARTING}),

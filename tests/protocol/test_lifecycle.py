@@ -32,6 +32,7 @@ def test_every_state_has_a_row_and_is_reachable_from_stopped() -> None:
         [S.STOPPED, S.STARTING, S.READY, S.UNAVAILABLE, S.STOPPING, S.STOPPED],
         [S.STOPPED, S.STARTING, S.STOPPING, S.STOPPED],  # stopped while starting
         [S.READY, S.STOPPING, S.FAILED],  # the stop itself failed
+        [S.STOPPED, S.FAILED, S.STARTING, S.READY],  # not started: a dependency failed
     ],
 )
 def test_documented_paths_are_legal(path: list[ServerState]) -> None:
