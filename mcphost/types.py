@@ -225,8 +225,8 @@ class Task(TypedDict, total=False):
 class HostEvent(TypedDict, total=False):
     """An event delivered to ``on_event`` handlers."""
 
-    type: str  # capabilities_changed | resource_updated | elicitation_complete | server_exited | ...
-    server: str
+    type: str  # state_changed | capabilities_changed | config_reloaded | ... (docs/api.md)
+    server: str | None  # None for events of the whole host (config_reloaded)
     data: Any
 
 

@@ -37,6 +37,7 @@ from .configload import load_config, select
 from .handle import ServerHandle
 from .handlers import LOG_LEVELS, Handlers, Registration, normalise_roots
 from .registry import Registry
+from .reload import Watcher, apply
 from .router import Router
 from .supervisor import Supervisor
 from .validation import Validation
@@ -63,41 +64,15 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
 
 
 class MCPHost(Registration):
-    """A host for many MCP servers.
+    """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
-        config: path of an ``mcp.json`` (or a dict of its content); may be given later to
-            :meth:`initialize`.
-        roots: roots offered to servers that ask (``roots/list``): ``file://`` URIs or paths.
-        validate_arguments: check ``call_tool`` arguments against the tool's
-            ``inputSchema`` before sending.
-        request_timeout: default seconds per request (a server's ``requestTimeout`` and a
-            call's ``timeout=`` override it).
-        shutdown_timeout: seconds each server gets to exit before it is killed.
-        max_message_size: largest message accepted from a server, in bytes.
-        max_pages: cap on pages followed when listing.
-        environ: the environment used for ``${VAR}`` expansion (default ``os.environ``).
-            Servers receive only an allow-list of it (PATH, HOME, proxies, CA bundles,
-            ``npm_config_*``...: see docs/config.md) plus their own ``env``.
-        inherit_env: give servers the whole of ``environ`` instead of the allow-list.
-        inputs: values for ``${input:id}``, or a callable ``(InputSpec) -> str`` (may be
-            async) asked for each input the configuration uses.
-        client_info: ``clientInfo`` sent in ``initialize``.
-        handle_signals: on SIGTERM, shut every server down before the process exits.
-        validate_output: what a ``structuredContent`` that does not match the tool's
-            ``outputSchema`` does: ``"error"`` (raise ``ValidationError``), ``"warn"``
-            (log and return the result) or ``"off"``.
-        validate_messages: ``"strict"``, ``"lenient"`` or ``"off"``: what the host does
-            with a message from a server that does not match the MCP schema of the
-            negotiated version (see docs/design.md).
-        servers: start only these servers of the configuration (and the servers they
-            depend on); the others are listed as disabled.
-        transport_factory: ``(ServerConfig) -> Transport``, to connect servers another way
-            (tests, embedded servers); by default the configuration's ``type`` decides.
-        bounds: limits on what servers may send (:class:`~mcphost.bounds.Bounds`).
-        unavailable_after_timeouts: a server whose requests time out this many times since
-            it started is marked unavailable and stopped (FR6.3); ``0``: never.
-        require_all: all-or-nothing start (default); ``False``: start what can start.
+        config: path of an ``mcp.json``, or a dict of its content (or give it to
+            :meth:`initialize`).
+        roots, validate_arguments, validate_output, validate_messages, request_timeout,
+        shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
+        environ, inherit_env, inputs, client_info, servers, require_all, watch,
+        handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
     def __init__(
@@ -122,9 +97,13 @@ class MCPHost(Registration):
         bounds: Bounds | None = None,
         unavailable_after_timeouts: int = 1,
         require_all: bool = True,
+        watch: bool = False,
     ) -> None:
         self._config_source = config
         self._require_all = require_all
+        self._watch = watch
+        self._watcher: Watcher | None = None
+        self._reload_lock = asyncio.Lock()
         self._only = None if servers is None else tuple(servers)
         self.validate_messages = validate_messages
         self.request_timeout = request_timeout
@@ -206,19 +185,49 @@ class MCPHost(Registration):
             )
             self.config = select(loaded, self._only)
             for name, cfg in self.config.servers.items():
-                self._servers[name] = ServerHandle(
-                    cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout
-                )
+                self._servers[name] = self._new_handle(cfg)
             strict = self._require_all if require_all is None else require_all
             results = await self._supervisor.start_all(self.config.start_order(), strict)
         except BaseException:
             await self.shutdown()
             raise
         self._state = "ready"
+        if self._watch and isinstance(source, (str, os.PathLike)):
+            self._watcher = Watcher(os.fspath(source), self.reload)
+            self._watcher.start()
         return results
+
+    def _new_handle(self, cfg: Any) -> ServerHandle:
+        return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout)
+
+    async def reload(self) -> dict[str, Any]:
+        """Load the configuration again and apply what changed: added servers start,
+        removed ones stop, changed ones (and their dependents) restart, the others are not
+        touched. An invalid file changes nothing: its error is raised (and emitted as a
+        ``config_reload_failed`` event). Reloads never interleave.
+
+        Returns:
+            ``{"added", "removed", "changed", "unchanged": [names], "failed": {name: error}}``.
+        """
+        self._require_running("reload")
+        async with self._reload_lock:
+            source = self._config_source if self._config_source is not None else "mcp.json"
+            try:
+                new = select(await load_config(source, environ=self._environ, inputs=self._inputs), self._only)
+            except MCPHostError as exc:
+                logger.error("configuration not reloaded: %s", exc)
+                self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
+                raise
+            summary = await apply(self._supervisor, self._servers, self.config, new, self._new_handle)
+            self.config = new
+            self._handlers.emit({"type": "config_reloaded", "server": None, "data": summary})
+            return summary
 
     async def shutdown(self) -> None:
         """Stop every server, in parallel; idempotent and safe to call from any task."""
+        if self._watcher is not None:
+            watcher, self._watcher = self._watcher, None
+            await watcher.stop()
         if self._state != "stopped":
             self._state = "stopping"
         await self._supervisor.shutdown_once()
