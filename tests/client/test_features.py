@@ -9,11 +9,32 @@ from typing import Any
 
 import pytest
 from helpers import ECHO_TOOL, fake, fake_config, wait_for
+from inprocess import inprocess_factory
 
-from mcphost import MCPHost
+from mcphost import MCPHost as RealHost
 from mcphost.errors import TimeoutError
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
+
+
+class MCPHost(RealHost):
+    """The host of these tests: over stdio to a fake server process, or (the ``memory``
+    run) over the in-memory transport to the same fake server in this process."""
+
+    transport = "stdio"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if MCPHost.transport == "memory":
+            kwargs.setdefault("transport_factory", inprocess_factory)
+        super().__init__(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True, params=["stdio", "memory"])
+def transport(request: pytest.FixtureRequest) -> Any:
+    """Every test here runs over both transports."""
+    MCPHost.transport = request.param
+    yield request.param
+    MCPHost.transport = "stdio"
 OBJ: dict[str, Any] = {"type": "object"}
 
 
@@ -316,3 +337,10 @@ async def test_tasks_need_2025_11_25() -> None:
     async with MCPHost(fake_config(a=fake(spec))) as host:
         with pytest.raises(RoutingError, match="2025-11-25"):
             await host.call_tool("a.slow", {}, task=True)
+
+
+async def test_each_run_uses_the_transport_it_names(transport: str) -> None:
+    async with MCPHost(fake_config(a=fake({"tools": [ECHO_TOOL]}))) as host:
+        stats = host.get_metrics()["a"]["transport"]
+        assert (host.servers["a"].pid() is None) == (transport == "memory")
+        assert stats["messages_out"] >= 3 and (await host.call_tool("a.echo", {}))["content"]
