@@ -30,12 +30,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcphost.errors import SchemaError, ValidationError
+from mcphost.schema.bounds import DEFAULT_MAX_NODES, compile_cost, gc_paused, node_budget
 from mcphost.schema.compiler import Compiler
 from mcphost.schema.nodes import DepthExceeded, Node
 from mcphost.schema.refs import DRAFT7, DRAFT2020, Registry
-from mcphost.schema.report import Collector, Stop
+from mcphost.schema.report import Collector, IPath, Stop, format_path
 
-__all__ = ["Validator", "clear_cache", "compile", "validate"]
+__all__ = ["DEFAULT_MAX_NODES", "Validator", "clear_cache", "compile", "compile_cost", "validate"]
 
 _DIALECTS = {
     "2020-12": DRAFT2020, "draft2020-12": DRAFT2020, "draft-2020-12": DRAFT2020,
@@ -124,16 +125,40 @@ class Validator:
         return out.errors
 
     def _depth_error(self, instance: Any) -> ValidationError:
+        path = format_path(_too_deep(instance, self.max_depth))
+        shown = path if len(path) <= 80 else f"{path[:40]}...{path[-30:]}"
         return ValidationError(
-            f"$: instance is nested too deeply to validate (max_depth {self.max_depth})",
+            f"{shown}: instance is nested too deeply to validate (max_depth {self.max_depth})",
+            path=path,
             keyword="maxDepth",
             value=None,
         )
 
 
+def _too_deep(instance: Any, limit: int) -> IPath:
+    """Where ``instance`` first nests deeper than ``limit`` (depth-first, iterative), or
+    its deepest point when it never does (then Python's own stack ran out first)."""
+    deepest: IPath = ()
+    stack: list[tuple[Any, IPath]] = [(instance, ())]
+    while stack:
+        x, ipath = stack.pop()
+        if len(ipath) > len(deepest):
+            deepest = ipath
+            if len(ipath) > limit:
+                break
+        if isinstance(x, dict):
+            stack.extend((v, (*ipath, k)) for k, v in reversed(list(x.items())))
+        elif isinstance(x, (list, tuple)):
+            stack.extend((v, (*ipath, i)) for i, v in reversed(list(enumerate(x))))
+    return deepest
+
+
 def _canonical(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        # allow_nan=False: NaN and Infinity are not JSON (RFC 8259 section 6).
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"{what} is not JSON: {exc}") from None
     except RecursionError:
@@ -148,6 +173,7 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
     format_assert: bool = False,
     max_depth: int = 512,
     resources: Mapping[str, Any] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
 ) -> Validator:
     """Compile a JSON Schema into a :class:`Validator` (cached).
 
@@ -155,13 +181,17 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
         schema: the schema (a dict or a bool).
         default_dialect: ``"2020-12"`` or ``"draft-07"``, used when the schema has no
             ``$schema`` (older MCP versions publish draft-07 schemas without it).
-        strict: refuse what is otherwise tolerated: remote ``$ref`` (otherwise ``true``)
-            and patterns with nested quantifiers (otherwise matched in linear time).
+        strict: refuse what is otherwise tolerated: remote ``$ref`` (otherwise ``true``),
+            patterns with nested quantifiers (otherwise matched in linear time) and
+            patterns that only run under a step budget (back-references, costly
+            look-around).
         format_assert: make ``format`` an assertion rather than an annotation.
         max_depth: maximum nesting of schemas, and of recursion through cyclic
             ``$ref`` during validation.
         resources: extra schema documents by URI, for ``$ref`` to resolve against (they
             are never fetched; this is how a caller provides them).
+        max_nodes: refuse schemas (with their ``resources``) whose :func:`compile_cost`
+            exceeds this, before compiling anything.
 
     Returns:
         The validator; equal schemas with equal options return the same object.
@@ -174,11 +204,12 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
         raise ValueError(f"default_dialect must be '2020-12' or 'draft-07', not {default_dialect!r}")
     text = _canonical(schema, "schema")
     res_text = _canonical(dict(resources), "resources") if resources else ""
-    key = (text, dialect, strict, format_assert, max_depth, res_text)
+    key = (text, dialect, strict, format_assert, max_depth, res_text, max_nodes)
     cached = _cache.get(key)
     if cached is not None:
         return cached
-    validator = _build(text, res_text, dialect, strict, format_assert, max_depth)
+    with gc_paused():
+        validator = _build(text, res_text, dialect, strict, format_assert, max_depth, max_nodes)
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None:
@@ -190,24 +221,39 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
 
 
 def _build(
-    text: str, res_text: str, dialect: str, strict: bool, format_assert: bool, max_depth: int
+    text: str,
+    res_text: str,
+    dialect: str,
+    strict: bool,
+    format_assert: bool,
+    max_depth: int,
+    max_nodes: int,
 ) -> Validator:
     # Work on a private copy: no shared sub-objects, no later mutation by the caller.
     try:
         schema = json.loads(text)
+        resources = json.loads(res_text) if res_text else {}
+        cost = compile_cost(schema) + compile_cost(resources)
+        if cost > max_nodes:
+            raise SchemaError(
+                f"invalid schema: too large to compile ({cost} nodes, max_nodes {max_nodes})"
+            )
         registry = Registry(dialect)
-        if res_text:
-            for uri, doc in json.loads(res_text).items():
-                registry.add_document(doc, uri.partition("#")[0])
+        for uri, doc in resources.items():
+            registry.add_document(doc, uri.partition("#")[0])
         root_loc = registry.add_document(schema, "")
         compiler = Compiler(
-            registry, strict=strict, format_assert=format_assert, max_depth=max_depth
+            registry,
+            strict=strict,
+            format_assert=format_assert,
+            max_depth=max_depth,
+            max_nodes=node_budget(cost, max_nodes),
         )
         ctx = compiler.enter(compiler.enter((), ""), root_loc.base)
         root = compiler.node(schema, root_loc, ctx)
     except RecursionError:
         raise SchemaError("invalid schema: nested too deeply to compile") from None
-    return Validator(schema, root, compiler.cyclic, max_depth)
+    return Validator(schema, root, compiler.guard, max_depth)
 
 
 def validate(instance: Any, schema: Any, **options: Any) -> None:

@@ -23,6 +23,7 @@ import logging
 from typing import Any
 
 from mcphost.errors import SchemaError
+from mcphost.schema.bounds import DEFAULT_MAX_NODES
 from mcphost.schema.keywords import BUILDERS
 from mcphost.schema.nodes import (
     FALSE_NODE,
@@ -42,6 +43,10 @@ __all__ = ["Compiler"]
 logger = logging.getLogger("mcphost.schema")
 
 Ctx = tuple[tuple[str, str], ...]
+#: Schemas nested at most this deep validate without the recursion guard.
+UNGUARDED_DEPTH = 32
+#: keyword -> position of its builder in BUILDERS
+_TRIGGERS = {t: i for i, (triggers, _, _) in enumerate(BUILDERS) for t in triggers}
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 
 
@@ -49,7 +54,13 @@ class Compiler:
     """Compiles the documents of one :class:`Registry` into nodes."""
 
     def __init__(
-        self, registry: Registry, *, strict: bool, format_assert: bool, max_depth: int
+        self,
+        registry: Registry,
+        *,
+        strict: bool,
+        format_assert: bool,
+        max_depth: int,
+        max_nodes: int = DEFAULT_MAX_NODES,
     ) -> None:
         self.reg = registry
         self.strict = strict
@@ -63,7 +74,15 @@ class Compiler:
         self.depth = 0
         #: set when some $ref closes a cycle (validation then needs the depth guard).
         self.cyclic = False
+        #: set when validation may raise DepthExceeded or RecursionError, so the
+        #: validator must catch them: a $ref cycle, a deep schema, uniqueItems (which
+        #: freezes items of any depth). Other schemas skip the guard's cost.
+        self.guard = False
         self._remote_logged: set[str] = set()
+        #: nodes built so far, and the most allowed: a subschema is compiled once per
+        #: distinct $dynamicRef scope, which a hostile schema could multiply.
+        self.built = 0
+        self.max_nodes = max_nodes
 
     # --- helpers used by keyword builders ----------------------------------------------
 
@@ -100,7 +119,7 @@ class Compiler:
         """The check of ``node``, bound late (with the depth guard) if still compiling."""
         if node.complete:
             return node.check
-        self.cyclic = True
+        self.cyclic = self.guard = True
         return cyclic_check(node, self.max_depth)
 
     def annotator(self, node: Node) -> AnnFn:
@@ -149,10 +168,20 @@ class Compiler:
                 )
             return node
         self.depth += 1
+        if self.depth > UNGUARDED_DEPTH:
+            # A few Python frames per level: a deep schema applied to an equally deep
+            # instance can exhaust Python's stack, which must end as a ValidationError.
+            self.guard = True
         if self.depth > self.max_depth:
             raise SchemaError(
                 f"invalid schema at {loc.where()}: nested deeper than max_depth "
                 f"({self.max_depth})"
+            )
+        self.built += 1
+        if self.built > self.max_nodes:
+            raise SchemaError(
+                f"invalid schema at {loc.where()}: compiles to more than {self.max_nodes} "
+                "subschemas (too large, or too many $dynamicRef scopes)"
             )
         node = Node()
         self.memo[key] = node
@@ -173,8 +202,12 @@ class Compiler:
             return
         if "type" in s:
             node.types = self._types(s["type"], loc)
-        for triggers, builder, dialects in BUILDERS:
-            if dialect in dialects and any(t in s for t in triggers):
+        # The builders this schema's keywords trigger, in BUILDERS order: looked up per
+        # key, because scanning the whole table per node dominated large compilations.
+        found = {_TRIGGERS[k] for k in s if k in _TRIGGERS}
+        for i in sorted(found):
+            _, builder, dialects = BUILDERS[i]
+            if dialect in dialects:
                 kw = builder(self, s, loc, ctx)
                 if kw is not None:
                     node.kws.append(kw)

@@ -11,13 +11,13 @@ walked once: ``properties``/``patternProperties``/``additionalProperties``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from mcphost.schema.equality import equality_check, freeze
 from mcphost.schema.formats import FORMATS
 from mcphost.schema.nodes import ARR, NUM, OBJ, STR, Ann, AnnFn, Check, Kw, Node
+from mcphost.schema.numbers import is_count, multiple_of_check
 from mcphost.schema.refs import DRAFT7, DRAFT2020, Loc, escape_pointer
 from mcphost.schema.report import Collector, IPath, show
 
@@ -29,31 +29,10 @@ __all__ = ["BUILDERS", "freeze"]
 Builder = Callable[["Compiler", dict[str, Any], Loc, Any], "Kw | None"]
 
 _BOTH = (DRAFT2020, DRAFT7)
-_LIST, _DICT, _BOOL = object(), object(), object()
-
-
-def freeze(v: Any) -> Any:
-    """A hashable form of a JSON value under JSON equality (1 == 1.0, true != 1)."""
-    t = type(v)
-    if t is str or t is int or t is float or v is None:
-        return v
-    if t is bool:
-        return (_BOOL, v)
-    if isinstance(v, bool):
-        return (_BOOL, bool(v))
-    if isinstance(v, (list, tuple)):
-        return (_LIST, tuple(freeze(i) for i in v))
-    if isinstance(v, dict):
-        return (_DICT, frozenset((k, freeze(i)) for k, i in v.items()))
-    return v
 
 
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _is_count(v: Any) -> bool:
-    return _is_num(v) and v >= 0 and float(v).is_integer()
 
 
 def _leaf(
@@ -68,61 +47,18 @@ def _leaf(
 # --- any type -----------------------------------------------------------------------------
 
 
-def _equality_check(values: list[Any]) -> Check:
-    strs = {v for v in values if type(v) is str}
-    nums = {v for v in values if type(v) in (int, float)}
-    bools = {v for v in values if type(v) is bool}
-    has_none = any(v is None for v in values)
-    other = {freeze(v) for v in values if type(v) in (list, dict)}
-
-    def member(x: Any) -> bool:
-        t = type(x)
-        if t is str:
-            return x in strs
-        if t is int or t is float:
-            return x in nums
-        if t is bool:
-            return x in bools
-        if x is None:
-            return has_none
-        if t is list or t is dict:
-            return freeze(x) in other
-        plain = _plain(x)  # a subclass (IntEnum, OrderedDict, tuple...)
-        if type(plain) is not t:
-            return member(plain)
-        return freeze(x) in other
-
-    return member
-
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, bool):
-        return bool(x)
-    if isinstance(x, int):
-        return int(x)
-    if isinstance(x, float):
-        return float(x)
-    if isinstance(x, str):
-        return str(x)
-    if isinstance(x, dict):
-        return dict(x)
-    if isinstance(x, (list, tuple)):
-        return list(x)
-    return x
-
-
 def b_enum(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw:
     values = s["enum"]
     if not isinstance(values, list):
         raise c.error(loc, "enum", "must be an array")
-    fn = _equality_check(values)
+    fn = equality_check(values)
     listed = ", ".join(show(v, 30) for v in values[:8]) + (", ..." if len(values) > 8 else "")
     return _leaf("enum", None, fn, lambda x: f"{show(x)} is not one of [{listed}]")
 
 
 def b_const(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw:
     value = s["const"]
-    fn = _equality_check([value])
+    fn = equality_check([value])
     return _leaf("const", None, fn, lambda x: f"{show(x)} is not the constant {show(value)}")
 
 
@@ -298,41 +234,11 @@ def b_if(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | None:
 # --- numbers ------------------------------------------------------------------------------
 
 
-def _multiple_of(x: Any, m: Any) -> bool:
-    if type(x) is int and type(m) is int:
-        return x % m == 0
-    try:
-        q = x / m
-    except OverflowError:
-        q = math.inf
-    if math.isinf(q) or math.isnan(q):
-        # The quotient overflowed; an integer is still a multiple of 1/n (0.5, 0.25...).
-        return float(x).is_integer() and (1 / m).is_integer()
-    if q.is_integer():
-        return True
-    # The binary quotient of decimal literals is inexact (0.0075 / 0.0001): decide in
-    # decimal arithmetic, which is what the schema author wrote.
-    try:
-        return Decimal(repr(x)) % Decimal(repr(m)) == 0
-    except (InvalidOperation, ValueError):
-        return False
-
-
 def b_multiple_of(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw:
     m = s["multipleOf"]
     if not _is_num(m) or m <= 0:
         raise c.error(loc, "multipleOf", "must be a number greater than 0")
-    if type(m) is int:
-
-        def fn(x: Any) -> bool:
-            if type(x) is int:
-                return x % m == 0
-            return _multiple_of(x, m)
-    else:
-
-        def fn(x: Any) -> bool:
-            return _multiple_of(x, m)
-
+    fn = multiple_of_check(m)  # exact: no overflow, no rounding (see numbers.py)
     return _leaf("multipleOf", NUM, fn, lambda x: f"{show(x)} is not a multiple of {show(m)}")
 
 
@@ -408,7 +314,7 @@ def b_exclusive_maximum(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> K
 
 def _count(c: Compiler, s: dict[str, Any], loc: Loc, key: str) -> int:
     v = s[key]
-    if not _is_count(v):
+    if not is_count(v):
         raise c.error(loc, key, "must be a non-negative integer")
     return int(v)
 
@@ -615,14 +521,17 @@ def b_unique_items(c: Compiler, s: dict[str, Any], loc: Loc, ctx: Any) -> Kw | N
         raise c.error(loc, "uniqueItems", "must be a boolean")
     if not flag:
         return None
+    # Items nested deeper than max_depth raise DepthExceeded: the validator must catch it.
+    c.guard = True
+    limit = c.max_depth
 
     def fn(x: Any) -> bool:
-        return len(x) < 2 or len(set(map(freeze, x))) == len(x)
+        return len(x) < 2 or len({freeze(v, limit) for v in x}) == len(x)
 
     def message(x: Any) -> str:
         seen: dict[Any, int] = {}
         for i, v in enumerate(x):
-            key = freeze(v)
+            key = freeze(v, limit)
             if key in seen:
                 return f"array items {seen[key]} and {i} are equal ({show(v)})"
             seen[key] = i

@@ -184,16 +184,23 @@ class LinearMatcher:
         self.mode = "pike+look" if prog.has_look else ("pike" if prog.has_word else "dfa")
         self._states: dict[tuple[frozenset[int], int], _DState] = {}
         self._ntrans = 0
+        self._start = frozenset([prog.start])
+        self._initial: _DState | None = None
         self._dead: _DState | None = None
+        self._scratch = [0]  # the step count of search(), which nobody reads
 
     def search(self, text: str) -> bool:
         """True when the pattern matches somewhere in ``text``."""
+        if self.mode == "dfa":
+            return self._run_dfa(text, self._scratch)
         return self.run(text)[0]
 
     def run(self, text: str) -> tuple[bool, int]:
         """``(matched, steps)``."""
         if self.mode == "dfa":
-            return self._run_dfa(text)
+            cost = [0]
+            found = self._run_dfa(text, cost)
+            return found, cost[0]
         limit = budget(len(text), len(self.prog)) if self.mode == "pike+look" else None
         r = _Run(self.prog, text, limit, self.source)
         found = r.simulate(self.prog.start, 0, 1, anchored=False)
@@ -245,15 +252,21 @@ class LinearMatcher:
         kernel = frozenset([x[pc] for pc in d.cons if arg[pc][1](ch)] + [prog.start])
         return self._state(kernel, ctx, cost)
 
-    def _run_dfa(self, text: str) -> tuple[bool, int]:
+    def _run_dfa(self, text: str, cost: list[int]) -> bool:
+        """The search; adds its steps to ``cost[0]`` (one per character, plus the work of
+        building states and transitions not yet cached)."""
         n = len(text)
-        cost = [0]
-        start = frozenset([self.prog.start])
+        cost[0] += n
+        start = self._start
         if n == 0:
-            return self._state(start, _BOTH, cost).matched, cost[0]
-        d = self._state(start, _START, cost)
+            return self._state(start, _BOTH, cost).matched
+        d = self._initial
+        if d is None:
+            d = self._state(start, _START, cost)
+            if len(self._states) < DFA_MAX_STATES:
+                self._initial = d
         if d.matched:
-            return True, cost[0]
+            return True
         dead = self._dead
         if dead is None:
             # The state holding only the (re)start thread, mid-text. If it has no live
@@ -271,9 +284,9 @@ class LinearMatcher:
                     self._ntrans += 1
                     d.trans[ch] = nd
             if nd.matched:
-                return True, cost[0] + n
+                return True
             if nd is dead:
-                return self._state(start, _END, cost).matched, cost[0] + n
+                return self._state(start, _END, cost).matched
             d = nd
         ch = text[n - 1]
         found = d.end.get(ch)
@@ -282,5 +295,4 @@ class LinearMatcher:
             if self._ntrans < DFA_MAX_TRANSITIONS:
                 self._ntrans += 1
                 d.end[ch] = found
-        return found, cost[0] + n
-
+        return found

@@ -176,6 +176,8 @@ class Program:
         return len(self.op) - 1
 
     def _char(self, ranges: Ranges, nxt: int, back: bool) -> int:
+        if self.reduce:  # the analysis reads the ranges only
+            return self._new(CHAR, (ranges, None), nxt, back=back)
         test = self._tests.get(ranges)
         if test is None:
             test = self._tests[ranges] = char_test(ranges)

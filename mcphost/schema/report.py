@@ -58,6 +58,10 @@ def json_type(x: Any) -> str:
 def show(x: Any, limit: int = 60) -> str:
     """A short JSON rendering of a value for messages."""
     t = type(x)
+    if t is int and x.bit_length() > 4 * limit:
+        # repr() of an int past 4300 digits raises ValueError (Python 3.11+), and a long
+        # one says nothing useful anyway.
+        return f"<integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
     if t is int or t is float:
         text = repr(x)
         return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -70,7 +74,7 @@ def show(x: Any, limit: int = 60) -> str:
     try:
         text = json.dumps(x, ensure_ascii=False, default=repr)
     except (ValueError, RecursionError):
-        text = repr(x)
+        text = f"<{json_type(x)}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -4,7 +4,8 @@ Every required test (files outside ``optional/``) runs as one parametrised case,
 ``<draft>/<file>::<case description>::<test description>``. The only exclusions are the
 two skipped files and the :data:`XFAIL` table below (each with its reason, run as
 ``xfail(strict=True)`` so a fix is noticed). The optional ``format`` tests run with
-``format_assert=True`` for the formats mcphost asserts.
+``format_assert=True`` for the formats mcphost asserts, and the optional files in
+:data:`OPTIONAL` (ECMA-262 regular expressions, big numbers) run as they are.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ REQUIRED_FORMATS = {
 #: optional/format files not run, with the reason.
 FORMAT_SKIP = {
     "unknown.json": "unknown formats are annotations; nothing to assert",
-    "ecmascript-regex.json": "covered by format 'regex' (same checker)",
 }
+#: optional files (outside format/) that must pass: ECMA-262 regex semantics, and numbers
+#: beyond float range (multipleOf is exact, see mcphost/schema/numbers.py).
+OPTIONAL = {"ecmascript-regex.json", "non-bmp-regex.json", "bignum.json", "float-overflow.json"}
 
 _REMOTE_BASE = "http://localhost:1234/"
 
@@ -63,7 +66,11 @@ def _cases(draft: str, sub: str = "") -> list[Any]:
         rel = f"{draft}/{sub + '/' if sub else ''}{path.name}"
         if not sub and path.name in SKIP_FILES:
             continue
-        if sub and (path.name in FORMAT_SKIP or path.stem not in REQUIRED_FORMATS):
+        if sub == "optional" and path.name not in OPTIONAL:
+            continue
+        if sub == "optional/format" and (
+            path.name in FORMAT_SKIP or path.stem not in REQUIRED_FORMATS
+        ):
             continue
         for case in json.loads(path.read_text(encoding="utf-8")):
             for test in case["tests"]:
@@ -73,8 +80,8 @@ def _cases(draft: str, sub: str = "") -> list[Any]:
                     marks.append(pytest.mark.xfail(reason=XFAIL[tid], strict=True))
                 params.append(
                     pytest.param(
-                        DRAFTS[draft], case["schema"], test["data"], test["valid"], bool(sub),
-                        id=tid, marks=marks,
+                        DRAFTS[draft], case["schema"], test["data"], test["valid"],
+                        sub == "optional/format", id=tid, marks=marks,
                     )
                 )
     return params
@@ -94,6 +101,7 @@ def run_case(dialect: str, sch: Any, data: Any, valid: bool, formats: bool) -> b
 
 REQUIRED = _cases("draft2020-12") + _cases("draft7")
 FORMATS = _cases("draft2020-12", "optional/format") + _cases("draft7", "optional/format")
+OPTIONALS = _cases("draft2020-12", "optional") + _cases("draft7", "optional")
 
 
 @pytest.mark.parametrize(("dialect", "sch", "data", "valid", "formats"), REQUIRED)
@@ -103,6 +111,11 @@ def test_required(dialect: str, sch: Any, data: Any, valid: bool, formats: bool)
 
 @pytest.mark.parametrize(("dialect", "sch", "data", "valid", "formats"), FORMATS)
 def test_format(dialect: str, sch: Any, data: Any, valid: bool, formats: bool) -> None:
+    assert run_case(dialect, sch, data, valid, formats)
+
+
+@pytest.mark.parametrize(("dialect", "sch", "data", "valid", "formats"), OPTIONALS)
+def test_optional(dialect: str, sch: Any, data: Any, valid: bool, formats: bool) -> None:
     assert run_case(dialect, sch, data, valid, formats)
 
 
