@@ -1,17 +1,20 @@
-"""Throughput of ``MCPHost.call_tool`` against the *floor* (a bare asyncio pipe client).
+"""Throughput of ``MCPHost.call_tool`` against the *floor* (the best plain asyncio client).
 
 Both clients talk to the same stdlib echo server (``echo_server.py``), one process each,
-started once before anything is measured. Four cases, each timed for mcphost and for the
-floor side by side:
+started once before anything is measured. Five cases, each timed for mcphost and for the
+floor side by side, and the start-up time:
 
 =====================  =========================================================  ======
 case                   workload                                                   target
 =====================  =========================================================  ======
-sequential             2000 calls, each awaited before the next                   ≥ 0.85
-concurrent             5000 calls in batches of 200 ``asyncio.gather``-ed         ≥ 0.70
+sequential             2000 calls, each awaited before the next                   ≥ 0.90
+concurrent             5000 calls in batches of 200 ``asyncio.gather``-ed         ≥ 0.85
+concurrent x10         10000 calls over 10 servers (round robin), batches of 200  ≥ 0.85
 sequential+progress    as sequential; server sends one progress notification      ≥ 0.85
                        per call, dispatched to a callback (``progress=``)
 concurrent+progress    as concurrent, with progress                               ≥ 0.70
+start-up               one server: spawn, handshake, tools/list; ratio =          ≥ 0.67
+                       floor seconds ÷ mcphost seconds (within 1.5x)
 =====================  =========================================================  ======
 
 The ratio is mcphost calls/s ÷ floor calls/s. Targets are reported, never asserted.
@@ -50,14 +53,19 @@ class Case(NamedTuple):
     progress: bool
     n: int
     target: float
+    servers: int = 1
 
 
 CASES: dict[str, Case] = {
-    "sequential": Case(concurrent=False, progress=False, n=2000, target=0.85),
-    "concurrent": Case(concurrent=True, progress=False, n=5000, target=0.70),
+    "sequential": Case(concurrent=False, progress=False, n=2000, target=0.90),
+    "concurrent": Case(concurrent=True, progress=False, n=5000, target=0.85),
+    "concurrent x10": Case(concurrent=True, progress=False, n=10000, target=0.85, servers=10),
     "sequential+progress": Case(concurrent=False, progress=True, n=2000, target=0.85),
     "concurrent+progress": Case(concurrent=True, progress=True, n=5000, target=0.70),
 }
+#: Start-up: floor seconds / mcphost seconds must be at least this (within 1.5x).
+STARTUP_TARGET = 1 / 1.5
+MANY = 10
 IMPLS = ("floor", "mcphost")
 
 
@@ -87,7 +95,10 @@ class Bench:
         self.loop = asyncio.new_event_loop()
         self.hosts: dict[bool, Any] = {}
         self.floors: dict[bool, Any] = {}
+        self.many_host: Any = None
+        self.many_floors: list[Any] = []
         self.calls: dict[tuple[str, bool], Call] = {}
+        self.many_calls: dict[str, Call] = {}
         self.validation = "unknown"
 
     def start(self) -> None:
@@ -119,8 +130,24 @@ class Bench:
 
             self.calls["mcphost", progress] = host_call
 
+        # Ten servers: one host with ten, ten floor clients; calls spread round robin.
+        config = {"mcpServers": {f"echo{i}": {"command": sys.executable, "args": [ECHO_SERVER]}
+                                 for i in range(MANY)}}
+        self.many_host = MCPHost(config)
+        await self.many_host.initialize()
+        for _ in range(MANY):
+            floor = FloorClient(server_argv(ECHO_SERVER))
+            await floor.start()
+            self.many_floors.append(floor)
+        self.many_calls["floor"] = _round_robin([f.call for f in self.many_floors])
+        names = [f"echo{i}.echo" for i in range(MANY)]
+        self.many_calls["mcphost"] = _round_robin(
+            [(lambda args, _n=name, _c=self.many_host.call_tool: _c(_n, args)) for name in names]
+        )
+
         # Both clients must really work (and agree) before anything is timed.
-        for (impl, progress), call in self.calls.items():
+        checks = [*self.calls.items(), *((("x10-" + k, False), v) for k, v in self.many_calls.items())]
+        for (impl, progress), call in checks:
             result = await call({"i": 7})
             text = result["content"][0]["text"]
             if text.replace(" ", "") != '{"i":7}':
@@ -141,7 +168,7 @@ class Bench:
 
     def workload(self, case: str, impl: str) -> Callable[[], Awaitable[None]]:
         spec = CASES[case]
-        call = self.calls[impl, spec.progress]
+        call = self.many_calls[impl] if spec.servers > 1 else self.calls[impl, spec.progress]
         if spec.concurrent:
             return lambda: run_concurrent(call, spec.n)
         return lambda: run_sequential(call, spec.n)
@@ -161,9 +188,10 @@ class Bench:
 
     def close(self) -> None:
         async def stop() -> None:
-            for host in self.hosts.values():
-                await host.shutdown()
-            for floor in self.floors.values():
+            for host in [*self.hosts.values(), self.many_host]:
+                if host is not None:
+                    await host.shutdown()
+            for floor in [*self.floors.values(), *self.many_floors]:
                 await floor.close()
 
         try:
@@ -171,6 +199,52 @@ class Bench:
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:
             self.loop.close()
+
+
+def _round_robin(calls: list[Call]) -> Call:
+    """One call function that spreads calls over ``calls`` in turn."""
+    state = {"i": 0}
+    size = len(calls)
+
+    def call(args: dict[str, Any]) -> Awaitable[Any]:
+        i = state["i"]
+        state["i"] = i + 1
+        return calls[i % size](args)
+
+    return call
+
+
+def startup_times(rounds: int) -> tuple[float, float]:
+    """Median seconds from nothing to one ready server: (floor, mcphost). Each round runs
+    in a fresh event loop; imports are warm (what is measured is the start, not Python's
+    import of the package)."""
+    from floor_client import FloorClient, server_argv
+
+    from mcphost import MCPHost
+
+    async def floor() -> float:
+        started = time.perf_counter()
+        client = FloorClient(server_argv(ECHO_SERVER))
+        await client.start()
+        await client.list_tools()
+        elapsed = time.perf_counter() - started
+        await client.close()
+        return elapsed
+
+    async def host() -> float:
+        started = time.perf_counter()
+        h = MCPHost({"mcpServers": {"echo": {"command": sys.executable, "args": [ECHO_SERVER]}}})
+        await h.initialize()
+        elapsed = time.perf_counter() - started
+        await h.shutdown()
+        return elapsed
+
+    asyncio.run(host())  # warm: imports, compiled schemas
+    floors, hosts = [], []
+    for r in range(rounds):
+        for impl in (("floor", "mcphost") if r % 2 == 0 else ("mcphost", "floor")):
+            (floors if impl == "floor" else hosts).append(asyncio.run(floor() if impl == "floor" else host()))
+    return statistics.median(floors), statistics.median(hosts)
 
 
 def environment(bench: Bench) -> str:
@@ -283,6 +357,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     finally:
         bench.close()
+    floor_start, host_start = startup_times(max(opts.rounds, 5))
+    start_ratio = floor_start / host_start
+    print(
+        f"  start-up of one server: floor {floor_start * 1000:.1f} ms, mcphost {host_start * 1000:.1f} ms, "
+        f"ratio {start_ratio:.2f} (target >= {STARTUP_TARGET:.2f}: "
+        f"{_benchutil.label(start_ratio, STARTUP_TARGET)})"
+    )
     print()
     print(
         f"median of {opts.rounds} interleaved rounds; ratio = mcphost / floor calls/s "

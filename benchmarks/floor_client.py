@@ -1,24 +1,35 @@
-"""The *floor*: the least a Python asyncio MCP client can do per ``tools/call``.
+"""The *floor*: the best plain asyncio MCP client one can write for ``tools/call``.
 
-One child process over pipes, one reader task splitting lines out of
-``stdout.read(1 << 18)``, a dict of futures keyed by request id, and the same JSON codec
-mcphost uses (``mcphost.protocol.jsonrpc.dumps``/``loads``: orjson when installed). No validation,
-no timeouts, no metrics, no error handling beyond what keeps the benchmark honest. What
-mcphost spends above this is its own overhead; the benchmarks report mcphost / floor.
+What it does, and nothing more:
 
-With ``progress=True`` each call also asks for progress (``_meta.progressToken``) and the
-reader dispatches each ``notifications/progress`` to a no-op callback by token lookup, as a
-real client must.
+- the child's pipes through ``loop.subprocess_exec`` and a ``SubprocessProtocol``: no
+  reader task, no stream buffer; stdout chunks are split on ``\\n`` and dispatched in the
+  read callback itself, so a response completes its future in the loop turn that read it;
+- writes gathered per loop turn: requests made in one turn go out in one ``write`` (one
+  system call), and a request made alone goes out at once;
+- a dict of futures keyed by request id;
+- the same JSON codec as mcphost (``mcphost._json``: orjson when installed);
+- the handshake (``initialize``, ``notifications/initialized``) and, for the start-up
+  benchmark, ``tools/list``.
+
+No validation, no timeouts, no metrics, no error handling beyond what keeps the benchmark
+honest: every response is matched by id and an error answer raises. What mcphost spends
+above this is its own overhead; the benchmarks report mcphost / floor.
+
+With ``progress=True`` each call also asks for progress (``_meta.progressToken``) and each
+``notifications/progress`` is dispatched by token to a no-op callback, as a real client
+must.
 """
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcphost.protocol.jsonrpc import dumps, loads
+from mcphost._json import dumps, loads
 
 PROTOCOL_VERSION = "2025-06-18"
 
@@ -27,29 +38,42 @@ def _noop(params: dict[str, Any]) -> None:
     return None
 
 
+class _Pipes(asyncio.SubprocessProtocol):
+    def __init__(self, client: FloorClient) -> None:
+        self.client = client
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self.client._feed(data)  # type: ignore[arg-type]
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.client._eof()
+
+
 class FloorClient:
     """A bare JSON-RPC-over-stdio client for one server process."""
 
     def __init__(self, argv: list[str], *, progress: bool = False) -> None:
         self.argv = argv
         self.progress = progress
-        self._proc: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: Any = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._progress_cbs: dict[int, Callable[[dict[str, Any]], Any]] = {}
         self._next_id = 0
-        self._write: Callable[[bytes], None] | None = None
+        self._buf = b""
+        self._out: list[bytes] = []
+        self._flush_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = asyncio.Event()
 
     async def start(self) -> None:
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=1 << 20,
+        loop = self._loop = asyncio.get_running_loop()
+        self._transport, _ = await loop.subprocess_exec(
+            lambda: _Pipes(self), *self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
         )
-        assert self._proc.stdin is not None
-        self._write = self._proc.stdin.write
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
+        self._stdin = self._transport.get_pipe_transport(0)
         await self._request(
             "initialize",
             {
@@ -60,14 +84,33 @@ class FloorClient:
         )
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
+    async def list_tools(self) -> Any:
+        return await self._request("tools/list", {})
+
+    # -- writing: one write per loop turn ----------------------------------------------------
+
     def _send(self, msg: dict[str, Any]) -> None:
-        assert self._write is not None
-        self._write(dumps(msg) + b"\n")
+        self._out.append(dumps(msg))
+        if len(self._pending) <= 1:
+            self._flush()  # alone in flight: no reason to wait for the end of the turn
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            assert self._loop is not None
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out = self._out
+        if out:
+            out.append(b"")
+            self._stdin.write(b"\n".join(out))
+            out.clear()
 
     def _request(self, method: str, params: dict[str, Any]) -> asyncio.Future[Any]:
         self._next_id += 1
         rid = self._next_id
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        assert self._loop is not None
+        fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[rid] = fut
         self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         return fut
@@ -78,7 +121,8 @@ class FloorClient:
             return await self._request("tools/call", {"name": name, "arguments": args})
         self._next_id += 1
         rid = self._next_id
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        assert self._loop is not None
+        fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[rid] = fut
         self._progress_cbs[rid] = _noop
         self._send(
@@ -94,53 +138,51 @@ class FloorClient:
         finally:
             del self._progress_cbs[rid]
 
-    async def _read_loop(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        read = self._proc.stdout.read
+    # -- reading: in the read callback ---------------------------------------------------------
+
+    def _feed(self, chunk: bytes) -> None:
+        buf = self._buf + chunk if self._buf else chunk
+        *lines, self._buf = buf.split(b"\n")
         pending = self._pending
         cbs = self._progress_cbs
-        buf = b""
-        while True:
-            chunk = await read(1 << 18)
-            if not chunk:
-                break
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                msg = loads(line)
-                rid = msg.get("id")
-                if rid is None:
-                    if msg.get("method") == "notifications/progress":
-                        params = msg["params"]
-                        cb = cbs.get(params["progressToken"])
-                        if cb is not None:
-                            cb(params)
-                    continue
-                fut = pending.pop(rid)
-                if not fut.done():
-                    if "result" in msg:
-                        fut.set_result(msg["result"])
-                    else:
-                        fut.set_exception(RuntimeError(str(msg.get("error"))))
-        for fut in pending.values():
+        for line in lines:
+            if not line:
+                continue
+            msg = loads(line)
+            rid = msg.get("id")
+            if rid is None:
+                if msg.get("method") == "notifications/progress":
+                    params = msg["params"]
+                    cb = cbs.get(params["progressToken"])
+                    if cb is not None:
+                        cb(params)
+                continue
+            fut = pending.pop(rid)
+            if not fut.done():
+                if "result" in msg:
+                    fut.set_result(msg["result"])
+                else:
+                    fut.set_exception(RuntimeError(str(msg.get("error"))))
+
+    def _eof(self) -> None:
+        for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(ConnectionError("server closed"))
-        pending.clear()
+        self._pending.clear()
+        self._closed.set()
 
     async def close(self) -> None:
-        proc = self._proc
-        if proc is None:
+        transport = self._transport
+        if transport is None:
             return
-        self._proc = None
-        if proc.stdin is not None:
-            proc.stdin.close()
+        self._transport = None
+        self._flush()
+        self._stdin.close()
         try:
-            await asyncio.wait_for(proc.wait(), 5)
+            await asyncio.wait_for(self._closed.wait(), 5)
         except asyncio.TimeoutError:  # pragma: no cover
-            proc.kill()
-            await proc.wait()
-        if self._reader is not None:
-            await self._reader
+            transport.kill()
+        transport.close()
 
     async def __aenter__(self) -> FloorClient:
         await self.start()

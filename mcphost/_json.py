@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["USING_ORJSON", "MAX_DEPTH", "dumps", "loads", "json_kind", "codec"]
+__all__ = ["USING_ORJSON", "MAX_DEPTH", "dumps", "encode_unchecked", "loads", "json_kind", "codec", "nonfinite"]
 
 #: Deepest nesting a decoded message may have (orjson's fixed limit, kept by both).
 MAX_DEPTH: Final = 1024
@@ -37,7 +37,7 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _BIG_NUMBER: Final = re.compile(rb"\d{19}|[eE][+]?\d{3}")
 
 
-def _nonfinite(value: Any) -> bool:
+def nonfinite(value: Any) -> bool:
     """Does ``value`` hold a NaN or an infinity anywhere?"""
     todo = [value]
     while todo:
@@ -153,7 +153,7 @@ def _orjson_codec() -> tuple[Callable[[Any], bytes], Callable[[bytes | str], Any
                 return _encode_std(obj).encode("utf-8")
             raise
         # orjson writes NaN and infinities as null: only output with a null can hold one.
-        if _NULL in data and _nonfinite(obj):
+        if _NULL in data and nonfinite(obj):
             raise ValueError("NaN and Infinity are not JSON: cannot send them")
         return data
 
@@ -180,6 +180,14 @@ except ImportError:  # pragma: no cover - exercised in CI's no-orjson run
     USING_ORJSON = False
 
 dumps, loads = codec(USING_ORJSON)
+#: The encoder without the NaN check, for a hot path that does the check itself (one
+#: substring test: ``b"null" in data and nonfinite(value)``): orjson's own function when
+#: orjson is used (no Python frame per message), else :data:`dumps`.
+encode_unchecked: Callable[[Any], bytes] = dumps
+if USING_ORJSON:  # pragma: no branch
+    import orjson as _orjson_module
+
+    encode_unchecked = _orjson_module.dumps
 
 
 def json_kind(value: Any) -> str:

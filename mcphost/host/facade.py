@@ -115,6 +115,7 @@ class MCPHost(Registration):
         self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
         self._servers: dict[str, ServerHandle] = {}
         self._handlers = Handlers(roots)
+        self._progress_handlers = self._handlers.progress  # the same list, one lookup less
         self._validation = Validation(arguments=validate_arguments, output=validate_output)
         self._router = Router(self._servers)
         self._tool_routes = self._router.routes
@@ -349,7 +350,7 @@ class MCPHost(Registration):
             if task or route.task_support == "required":
                 tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task, timeout)
                 return tracked if task else await tracked
-        if progress is None and self._handlers.progress:
+        if progress is None and self._progress_handlers:
             progress = _ignore  # the application's on_progress handlers still hear it
         stats = route.stats
         started = _clock()
@@ -358,7 +359,7 @@ class MCPHost(Registration):
             # Sent: not kept alive while waiting. Fewer live objects per call in flight
             # means fewer garbage-collector passes under load.
             del request
-            peer = route.session.peer
+            peer = route.peer
             try:
                 if peer.needs_drain:
                     await peer.drain()

@@ -40,13 +40,14 @@ def _listing(names: Iterable[str]) -> str:
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "plain", "session", "start",
+    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "session", "start",
                  "stats", "task_support", "tool", "validator")
 
     def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
         self.handle = handle
         self.generation = handle.route_generation
         self.session = session
+        self.peer = session.peer
         #: The session's fast path of ``tools/call``.
         self.start = session.start_call
         self.name = name

@@ -1,7 +1,8 @@
 """When each pending request of one peer gives up: one clock, three kinds of deadline.
 
 Layer 3 (no I/O of its own: the clock and the timers come from an injected
-:class:`Scheduler`, which is the event loop in production and a fake clock in tests).
+:class:`Scheduler`, which is the event loop in production and a fake clock in tests; the
+loop's clock is read through ``time.monotonic``, which is what ``loop.time()`` returns).
 
 A timer handle per request costs more than the rest of the request path, so:
 
@@ -20,8 +21,10 @@ Each expiry calls ``on_expired(request_id)`` once; the peer fails the call.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import math
+import time
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
@@ -64,8 +67,11 @@ class Deadlines:
         on_expired: Callable[[Any], None],
     ) -> None:
         self.scheduler = scheduler
-        #: The clock (bound once: read on every request).
-        self.now = scheduler.time
+        #: The clock (bound once: read on every request). An asyncio loop's time() is
+        #: time.monotonic(): called directly, without the method's frame.
+        self.now: Callable[[], float] = (
+            time.monotonic if type(scheduler).time is asyncio.BaseEventLoop.time else scheduler.time
+        )
         self.default = default
         self._pending = pending
         self._on_expired = on_expired

@@ -31,7 +31,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from .._json import dumps
+from .._json import dumps, encode_unchecked, nonfinite
 from ..errors import (
     MCPHostError,
     ProtocolError,
@@ -163,6 +163,9 @@ class Peer:
             request_timeout,
             self._on_expired,
         )
+        #: The transport holds more than it wants: ``await drain()`` before sending more
+        #: (an attribute the transport keeps current through ``on_write_paused``).
+        self.needs_drain = False
         self._ended = False  # the transport is gone: anything read now is ignored
         self._closing = False
         self._closed: MCPHostError | None = None
@@ -188,10 +191,6 @@ class Peer:
     @property
     def pending(self) -> int:
         return len(self._calls)
-
-    @property
-    def needs_drain(self) -> bool:
-        return self.transport.needs_drain
 
     async def drain(self) -> None:
         await self.transport.drain()
@@ -249,7 +248,7 @@ class Peer:
             method, params, timeout, progress, reset_timeout_on_progress, max_timeout, False, augmented
         )
         try:
-            if self.transport.needs_drain:
+            if self.needs_drain:
                 await self.transport.drain()
             return await call.future
         except asyncio.CancelledError:
@@ -310,7 +309,11 @@ class Peer:
         else:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         try:
-            data = dumps(msg)
+            data = encode_unchecked(msg)
+            # NaN and infinities are not JSON (orjson would write null): refused the same way
+            # by both codecs; only a message with a null can hold one.
+            if b"null" in data and nonfinite(msg):
+                raise ValueError("NaN and Infinity are not JSON")
         except (TypeError, ValueError) as exc:
             self._calls.abandon(rid)
             self._progress.pop(rid, None)
@@ -564,6 +567,10 @@ class Peer:
         count = self.stats.protocol_errors
         if count <= 5 or count % 1000 == 0:
             logger.warning("%s: protocol error from server (#%d): %s", self.name, count, exc.message)
+
+    def on_write_paused(self, paused: bool) -> None:
+        """The transport's write buffer went over (True) or back under (False) its mark."""
+        self.needs_drain = paused
 
     def on_undeliverable(self, request_id: Any, reason: str) -> None:
         """A message could not be read: fail the call it answered, or all of them."""

@@ -12,6 +12,7 @@ HTTP transport will say "HTTP 503". The layers above see three events only::
     on_undeliverable(request id or None, why)  a message was received but cannot be read
                                                (too large...); None: whose it was is unknown
     on_gone(Gone)                              the peer is gone; nothing more will arrive
+    on_write_paused(bool)                      what is sent piles up (flow control)
 
 ``on_gone`` is pushed exactly once, and never after :meth:`Transport.aclose` was called.
 """
@@ -66,6 +67,9 @@ class Receiver(Protocol):
     def on_undeliverable(self, request_id: int | str | None, reason: str) -> None: ...
 
     def on_gone(self, gone: Gone) -> None: ...
+
+    def on_write_paused(self, paused: bool) -> None:
+        """Writes are piling up (True: senders should ``await drain()``) or not (False)."""
 
 
 class Transport(Protocol):

@@ -247,6 +247,8 @@ class StdioTransport:
 
     def _on_write_paused(self, paused: bool) -> None:
         self.needs_drain = paused
+        if self._receiver is not None:
+            self._receiver.on_write_paused(paused)
 
     async def drain(self) -> None:
         self._flush()
