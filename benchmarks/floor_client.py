@@ -182,6 +182,10 @@ class FloorClient:
             await asyncio.wait_for(self._closed.wait(), 5)
         except asyncio.TimeoutError:  # pragma: no cover
             transport.kill()
+        for _ in range(1000):  # the exit status, so the loop does not outlive the child
+            if transport.get_returncode() is not None:
+                break
+            await asyncio.sleep(0.005)
         transport.close()
 
     async def __aenter__(self) -> FloorClient:
