@@ -17,9 +17,17 @@ Example::
 
 Modules: :mod:`.compiler` (schema walk, ``$ref``, dynamic scope), :mod:`.keywords`
 (keyword → closure builders), :mod:`.nodes` (compiled nodes, type dispatch, annotations),
-:mod:`.refs` (URIs, ``$id``, anchors), :mod:`.regex` (ECMA-262 patterns),
-:mod:`.formats` (``format`` checkers), :mod:`.meta` (bundled meta-schemas),
-:mod:`.report` (error paths and messages). See ``docs/schema.md``.
+:mod:`.refs` (URIs, ``$id``, anchors), :mod:`.regex` (ECMA-262 patterns: parsing, and the
+choice of engine), :mod:`.nfa` (the automaton every matcher shares), :mod:`.linear`
+(linear-time search), :mod:`.backtrack` (budgeted back-references), :mod:`.ambiguity`
+(when ``re`` is safe), :mod:`.numbers` (exact ``multipleOf``), :mod:`.equality` (JSON
+equality at any depth), :mod:`.bounds` (compile cost and limits), :mod:`.formats`
+(``format`` checkers), :mod:`.meta` (bundled meta-schemas), :mod:`.report` (error paths
+and messages). See ``docs/schema.md``.
+
+Nothing from a schema or an instance can make validation raise anything but
+:class:`~mcphost.errors.ValidationError` or :class:`~mcphost.errors.SchemaError`, or take
+time worse than linear in the instance for a compiled schema.
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@ Three modes, chosen per pattern:
 
 * **lazy DFA** (no look-around, no ``\\b``): the set of live NFA states after each
   character is a DFA state, built on first use and cached with its transitions, so a
-  character usually costs one dict lookup. The cache is bounded (:data:`DFA_MAX_STATES`,
-  :data:`DFA_MAX_TRANSITIONS`); past it the simulation goes on uncached, still linear.
+  character usually costs one dict lookup. The cache is bounded per pattern
+  (:data:`DFA_MAX_STATES`, :data:`DFA_MAX_TRANSITIONS`) and for the whole process
+  (:data:`DFA_CACHE_BYTES`: a server controls both its patterns and the strings they
+  see, and could otherwise fill thousands of caches); past a bound the simulation goes
+  on uncached, still linear.
 * **Pike VM** (``\\b``/``\\B``): the same simulation without the cache, because the
   assertions depend on the neighbouring characters.
 * **Pike VM with look-around**: a look-around at a position is a sub-search of its body
@@ -27,6 +30,9 @@ transition taken); :meth:`LinearMatcher.run` returns them so tests can bound the
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 from mcphost.schema.nfa import (
     ASSERT,
     CHAR,
@@ -38,12 +44,41 @@ from mcphost.schema.nfa import (
     assertion,
 )
 
-__all__ = ["BUDGET_BASE", "BUDGET_PER_STEP", "DFA_MAX_STATES", "LinearMatcher", "budget"]
+__all__ = [
+    "BUDGET_BASE", "BUDGET_PER_STEP", "DFA_CACHE_BYTES", "DFA_MAX_STATES", "DFA_MAX_TRANSITIONS",
+    "LinearMatcher", "budget",
+]
 
 #: Lazy DFA cache bounds, per pattern: past them, new states and transitions are computed
 #: but not stored (memory stays bounded, time stays linear).
 DFA_MAX_STATES = 2_000
-DFA_MAX_TRANSITIONS = 100_000
+DFA_MAX_TRANSITIONS = 50_000
+#: Approximate memory all lazy DFA caches together may hold; a matcher's share returns
+#: when it is garbage-collected.
+DFA_CACHE_BYTES = 64 * 1024 * 1024
+_STATE_BYTES, _CONS_BYTES, _TRANS_BYTES = 400, 8, 100
+
+
+class _CacheMemory:
+    """The process-wide allowance for lazy DFA caches (approximate bytes)."""
+
+    def __init__(self, total: int) -> None:
+        self.free = total
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.free < n:
+                return False
+            self.free -= n
+            return True
+
+    def give(self, n: list[int]) -> None:
+        with self._lock:
+            self.free += n[0]
+
+
+_memory = _CacheMemory(DFA_CACHE_BYTES)
 
 #: The step budget of a search that is not linear by construction (look-around here,
 #: back-references in :mod:`mcphost.schema.backtrack`): BUDGET_BASE plus BUDGET_PER_STEP
@@ -72,11 +107,12 @@ def too_expensive(source: str, n: int, steps: int) -> PatternTooExpensive:
 class _DState:
     """A lazy DFA state: the NFA's CHAR states alive at one position."""
 
-    __slots__ = ("cons", "end", "matched", "trans")
+    __slots__ = ("cons", "end", "kept", "matched", "trans")
 
     def __init__(self, cons: tuple[int, ...], matched: bool) -> None:
         self.cons = cons
         self.matched = matched
+        self.kept = False  # in the cache (only cached states are linked from transitions)
         self.trans: dict[str, _DState] = {}
         self.end: dict[str, bool] = {}
 
@@ -188,6 +224,15 @@ class LinearMatcher:
         self._initial: _DState | None = None
         self._dead: _DState | None = None
         self._scratch = [0]  # the step count of search(), which nobody reads
+        self._held = [0]  # bytes of the process-wide cache allowance this matcher holds
+        weakref.finalize(self, _memory.give, self._held)
+
+    def _keep(self, n: int) -> bool:
+        """Whether ``n`` more bytes of cache may be kept (and account for them)."""
+        if _memory.take(n):
+            self._held[0] += n
+            return True
+        return False
 
     def search(self, text: str) -> bool:
         """True when the pattern matches somewhere in ``text``."""
@@ -241,8 +286,11 @@ class LinearMatcher:
                 stack.append(x[pc])
         cost[0] += len(seen)
         d = _DState(tuple(sorted(cons)), matched)
-        if len(self._states) < DFA_MAX_STATES:
+        if len(self._states) < DFA_MAX_STATES and self._keep(
+            _STATE_BYTES + _CONS_BYTES * (len(cons) + len(kernel))
+        ):
             self._states[key] = d
+            d.kept = True
         return d
 
     def _next(self, d: _DState, ch: str, ctx: int, cost: list[int]) -> _DState:
@@ -263,7 +311,7 @@ class LinearMatcher:
         d = self._initial
         if d is None:
             d = self._state(start, _START, cost)
-            if len(self._states) < DFA_MAX_STATES:
+            if d.kept:
                 self._initial = d
         if d.matched:
             return True
@@ -280,7 +328,7 @@ class LinearMatcher:
             nd = d.trans.get(ch)
             if nd is None:
                 nd = self._next(d, ch, _MID, cost)
-                if self._ntrans < DFA_MAX_TRANSITIONS:
+                if nd.kept and self._ntrans < DFA_MAX_TRANSITIONS and self._keep(_TRANS_BYTES):
                     self._ntrans += 1
                     d.trans[ch] = nd
             if nd.matched:
@@ -292,7 +340,7 @@ class LinearMatcher:
         found = d.end.get(ch)
         if found is None:
             found = self._next(d, ch, _END, cost).matched
-            if self._ntrans < DFA_MAX_TRANSITIONS:
+            if self._ntrans < DFA_MAX_TRANSITIONS and self._keep(_TRANS_BYTES):
                 self._ntrans += 1
                 d.end[ch] = found
         return found

@@ -32,7 +32,7 @@ from mcphost.schema.linear import LinearMatcher
 from mcphost.schema.nfa import Program, RegexError, max_length
 
 __all__ = [
-    "MAX_NESTING", "MAX_PATTERN_LENGTH", "Pattern", "RegexError", "compile_pattern",
+    "MAX_NESTING", "MAX_PATTERN_LENGTH", "MAX_RE_RANGES", "Pattern", "RegexError", "compile_pattern",
     "is_ecma_regex", "parse", "trim",
 ]
 
@@ -41,6 +41,10 @@ __all__ = [
 MAX_PATTERN_LENGTH = 4096
 #: Deeper group nesting is refused: the parser and the analyses recurse on it.
 MAX_NESTING = 100
+#: Character-class ranges a pattern may have and still be compiled by ``re``, whose
+#: charset optimiser takes ~2.5 ms per ``\\p{L}`` (650 ranges); beyond, the linear matcher
+#: (which builds each class once, cheaply) runs it, so no pattern costs more than ~15 ms.
+MAX_RE_RANGES = 2_000
 _MAX_CP = 0x10FFFF
 
 Ranges = tuple[tuple[int, int], ...]
@@ -623,7 +627,7 @@ def compile_pattern(source: str, strict: bool = False) -> Pattern:
         safe = backtracking_safe(Program(ast, ngroups, reduce=True), max_length(ast) is not None)
     except RegexError:
         safe = False  # too large to analyse: not proven safe
-    if safe:
+    if safe and sum(len(n[1]) for n in _walk_kinds(ast, "set")) <= MAX_RE_RANGES:
         fast = _python_re(ast)
         if fast is not None:
             return Pattern(source, fast, "re")

@@ -10,13 +10,16 @@ input, give the right answer, and the engines agree with each other and with ``r
 
 from __future__ import annotations
 
+import gc
 import random
 import re
+from typing import Any
 
 import pytest
 
 from mcphost import schema
 from mcphost.errors import SchemaError
+from mcphost.schema import linear
 from mcphost.schema.backtrack import Backtracker
 from mcphost.schema.linear import LinearMatcher, budget
 from mcphost.schema.nfa import PatternTooExpensive, Program, max_length
@@ -166,10 +169,29 @@ def test_unsafe_patterns_run_on_the_linear_matcher(source: str) -> None:
     assert pattern.linear
 
 
+def test_lazy_dfa_caches_are_bounded_for_the_whole_process(monkeypatch: Any) -> None:
+    tiny = linear._CacheMemory(20_000)
+    monkeypatch.setattr(linear, "_memory", tiny)
+    source = "^(?:a|[ab])*a[ab]{8}c"  # its DFA has thousands of states
+    lm = _untrimmed_linear(source)
+    rng = random.Random(5)
+    text = "".join(rng.choice("ab") for _ in range(5000))
+    found, steps = lm.run(text)
+    assert not found and steps <= 2 * (len(text) + 1) * len(lm.prog)
+    assert 0 <= tiny.free < 20_000  # it cached what the allowance let it
+    assert lm.search(text + "c") is _small(source, text[-40:] + "c")
+    del lm
+    gc.collect()
+    assert tiny.free == 20_000  # given back when the matcher went away
+
+
 def test_engines_by_feature() -> None:
     assert compile_pattern(r"^(a|a)*\bx").engine == "pike"
     assert compile_pattern("(?<=^a+)b").engine == "pike+look"  # variable-width look-behind
     assert compile_pattern(r"(\w+)\s\1").engine == "backtrack"
+    # Safe, but too many class ranges for re's slow charset compiler.
+    big = compile_pattern(r"^\p{L}\p{N}\p{P}\p{S}\p{M}\P{Cn}$")
+    assert big.engine == "dfa" and big.search("a1.+\u0301b") and not big.search("a1.+\u0301\U000e0000")
 
 
 # --- budgets: what no automaton can do fails as a SchemaError, never a stall ------------------
