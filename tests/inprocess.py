@@ -38,7 +38,10 @@ class _Output(io.RawIOBase):
         *lines, self._buf = self._buf.split(b"\n")
         for line in lines:
             if line.strip():
-                self._loop.call_soon_threadsafe(self._end.send, line)
+                try:
+                    self._loop.call_soon_threadsafe(self._end.send, line)
+                except RuntimeError:  # the host's loop is closed: as a closed pipe would
+                    raise OSError("the host is gone") from None
         return len(data)
 
 
