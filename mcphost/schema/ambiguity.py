@@ -27,8 +27,8 @@ repetition clipped to three mandatory and three optional copies):
    a bounded length, unless it can only be evaluated at the start of an anchored pattern
    (``^(?=.*\\d)...``): otherwise each of up to len(text) evaluations could scan the rest
    of the string.
-4. The analysis itself is bounded (:data:`ANALYSIS_BUDGET` steps): a pattern too large
-   to analyse is simply not proven safe.
+4. The analysis itself is bounded (:func:`analysis_budget` steps, proportional to the
+   pattern's length): a pattern too costly to analyse is simply not proven safe.
 
 Patterns that fail a rule are matched by :mod:`mcphost.schema.linear`. ``ASSERT``
 conditions are ignored (a path through ``$`` counts even where ``$`` would fail), which only
@@ -39,10 +39,18 @@ from __future__ import annotations
 
 from mcphost.schema.nfa import ASSERT, BACKREF, CHAR, LOOK, MATCH, SPLIT, Program, Ranges
 
-__all__ = ["ANALYSIS_BUDGET", "backtracking_safe"]
+__all__ = ["ANALYSIS_BASE", "ANALYSIS_PER_CHAR", "analysis_budget", "backtracking_safe"]
 
-#: Work allowed for one analysis (closure steps + product-automaton edges).
-ANALYSIS_BUDGET = 200_000
+#: Work allowed for one analysis (closure steps + product-automaton edges), about a
+#: microsecond each: ANALYSIS_BASE plus ANALYSIS_PER_CHAR per character of the pattern,
+#: which is what compile_cost (mcphost.schema.bounds) charges for a pattern.
+ANALYSIS_BASE = 5_000
+ANALYSIS_PER_CHAR = 4
+
+
+def analysis_budget(pattern_length: int) -> int:
+    """The steps the analysis of a pattern of ``pattern_length`` characters may take."""
+    return ANALYSIS_BASE + ANALYSIS_PER_CHAR * pattern_length
 
 
 class _Unsafe(Exception):
@@ -62,9 +70,10 @@ def _overlap(a: Ranges, b: Ranges) -> bool:
 
 
 class _Analysis:
-    def __init__(self, prog: Program) -> None:
+    def __init__(self, prog: Program, budget: int) -> None:
         self.prog = prog
         self.work = 0
+        self.budget = budget
         #: entry pc -> the CHAR states its ε-closure reaches (each at most once)
         self.cons: dict[int, tuple[int, ...]] = {}
         #: entry pc -> the LOOK states its ε-closure reaches
@@ -77,7 +86,7 @@ class _Analysis:
 
     def spend(self, n: int) -> None:
         self.work += n
-        if self.work > ANALYSIS_BUDGET:
+        if self.work > self.budget:
             raise _Unsafe
 
     def no_epsilon_cycle(self) -> None:
@@ -204,17 +213,18 @@ class _Analysis:
                         todo.append(pair)
 
 
-def backtracking_safe(prog: Program, bounded: bool) -> bool:
+def backtracking_safe(prog: Program, bounded: bool, budget: int) -> bool:
     """Whether ``re`` (a backtracking matcher) searches this pattern in linear time.
 
     Args:
         prog: the pattern's program, built with ``reduce=True`` and no captures.
         bounded: the pattern matches strings of bounded length only.
+        budget: the steps the analysis may take (:func:`analysis_budget`).
 
     Returns:
         True when rules 1-4 of the module docstring hold.
     """
-    a = _Analysis(prog)
+    a = _Analysis(prog, budget)
     try:
         a.no_epsilon_cycle()
         a.closure(prog.start, True)

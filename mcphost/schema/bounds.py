@@ -31,9 +31,9 @@ DEFAULT_MAX_NODES = 100_000
 #: A regular expression costs more to compile (parse, analyse, build for re) than a
 #: plain value, about as much as PATTERN_NODES values, plus one per
 #: PATTERN_CHARS_PER_NODE characters (measured: ~160 us per short pattern, 6-14 us per
-#: other value).
+#: other value; the analysis may take ~5 us per character of the pattern).
 PATTERN_NODES = 16
-PATTERN_CHARS_PER_NODE = 8
+PATTERN_CHARS_PER_NODE = 2
 #: A Unicode property escape (``\\p{L}``: hundreds of ranges, ~5 ms in ``re``'s charset
 #: compiler) costs this many more.
 PROPERTY_NODES = 512

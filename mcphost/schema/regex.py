@@ -26,7 +26,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from mcphost.schema.ambiguity import backtracking_safe
+from mcphost.schema.ambiguity import analysis_budget, backtracking_safe
 from mcphost.schema.backtrack import Backtracker
 from mcphost.schema.linear import LinearMatcher
 from mcphost.schema.nfa import Program, RegexError, max_length
@@ -41,9 +41,9 @@ __all__ = [
 MAX_PATTERN_LENGTH = 4096
 #: Deeper group nesting is refused: the parser and the analyses recurse on it.
 MAX_NESTING = 100
-#: Character-class ranges a pattern may have and still be compiled by ``re``, whose
-#: charset optimiser takes ~2.5 ms per ``\\p{L}`` (650 ranges); beyond, the linear matcher
-#: (which builds each class once, cheaply) runs it, so no pattern costs more than ~15 ms.
+#: Ranges in large character classes a pattern may have and still be compiled by ``re``,
+#: whose charset optimiser takes ~5 ms per ``\\p{L}`` (650 ranges); beyond, the linear
+#: matcher (which builds each class once, cheaply) runs it.
 MAX_RE_RANGES = 2_000
 _MAX_CP = 0x10FFFF
 
@@ -624,10 +624,13 @@ def compile_pattern(source: str, strict: bool = False) -> Pattern:
         return Pattern(source, bt.search, bt.mode, bt)
     ast = trim(ast)
     try:
-        safe = backtracking_safe(Program(ast, ngroups, reduce=True), max_length(ast) is not None)
+        analysed = Program(ast, ngroups, reduce=True)
+        safe = backtracking_safe(
+            analysed, max_length(ast) is not None, analysis_budget(len(source))
+        )
     except RegexError:
         safe = False  # too large to analyse: not proven safe
-    if safe and sum(len(n[1]) for n in _walk_kinds(ast, "set")) <= MAX_RE_RANGES:
+    if safe and _class_ranges(ast) <= MAX_RE_RANGES:
         fast = _python_re(ast)
         if fast is not None:
             return Pattern(source, fast, "re")
@@ -638,6 +641,12 @@ def compile_pattern(source: str, strict: bool = False) -> Pattern:
             "budget (strict mode)"
         )
     return Pattern(source, lm.search, lm.mode, lm)
+
+
+def _class_ranges(ast: Ast) -> int:
+    """Ranges in the pattern's larger character classes: what ``re``'s charset compiler
+    spends its time on (single characters and small classes cost it next to nothing)."""
+    return sum(len(n[1]) for n in _walk_kinds(ast, "set") if len(n[1]) > 16)
 
 
 def _walk_kinds(node: Ast, kind: str) -> list[Ast]:
