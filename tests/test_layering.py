@@ -29,7 +29,8 @@ FORBIDDEN = {
 }
 # The threading module is allowed for a lock around a lazily built cache and for a
 # thread-local recursion depth (no I/O either way).
-THREADING_OK = {"protocol/messages.py", "schema/__init__.py", "schema/compiler.py", "schema/nodes.py"}
+THREADING_OK = {"protocol/messages.py", "schema/__init__.py", "schema/compiler.py", "schema/nodes.py",
+                "schema/bounds.py", "schema/linear.py"}
 
 
 def _modules() -> list[tuple[str, Path]]:
