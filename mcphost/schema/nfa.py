@@ -31,7 +31,8 @@ from mcphost.errors import SchemaError
 
 __all__ = [
     "ASSERT", "BACKREF", "CHAR", "CHECK", "JMP", "LOOK", "MARK", "MATCH", "MAX_STATES",
-    "PatternTooExpensive", "Program", "RESET", "RegexError", "SAVE", "SPLIT", "char_test", "max_length",
+    "PatternTooExpensive", "Program", "RESET", "RegexError", "SAVE", "SPLIT", "assertion",
+    "char_test", "max_length", "word_at",
 ]
 
 #: Instructions. CHAR consumes one code point in ``arg`` (ranges, test); SPLIT forks to

@@ -40,7 +40,7 @@ __all__ = [
 #: parser and the NFA are proportional to the pattern's size.
 MAX_PATTERN_LENGTH = 4096
 #: Deeper group nesting is refused: the parser and the analyses recurse on it.
-MAX_NESTING = 100
+MAX_NESTING = 50
 #: Ranges in large character classes a pattern may have and still be compiled by ``re``,
 #: whose charset optimiser takes ~5 ms per ``\\p{L}`` (650 ranges); beyond, the linear
 #: matcher (which builds each class once, cheaply) runs it.
