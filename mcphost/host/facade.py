@@ -334,7 +334,7 @@ class MCPHost(Registration):
         if self._validation.arguments:
             validator = route.validator
             if validator is None:
-                validator = route.validator = self._validation.input_validator(handle, route.tool)
+                validator = route.validator = await self._validation.input_validator_async(handle, route.tool)
             if validator is not False and not validator.is_valid(arguments):
                 self._validation.check_arguments(handle, route.tool, arguments)
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
@@ -381,7 +381,7 @@ class MCPHost(Registration):
         is_error = result.get("isError") is True
         stats.record_result(elapsed, is_error)
         if not route.plain and route.has_output and not is_error and self._validation.output != "off":
-            self._validation.check_output(handle, route.tool, result)
+            await self._validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above
 
     async def list_tasks(self, server: str) -> list[JSONObject]:

@@ -5,12 +5,18 @@ results against its ``outputSchema`` (spec 2025-06-18+: with an outputSchema "th
 SHOULD validate" structured results). Validators are compiled on first use with the
 negotiated version's default dialect and cached on the server's handle until its tool list
 changes; a schema that does not compile is logged once and not used.
+
+A server controls its schemas: a large one is compiled in a worker thread (its cost is
+estimated first, :func:`~mcphost.schema.compile_cost`), so that no server can freeze the
+event loop, and so every other server, with a 5 MB schema. The compiler bounds the size
+it accepts and runs every pattern in linear time (docs/schema.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ConfigurationError, MCPHostError, ValidationError
 from .handle import ServerHandle
@@ -18,6 +24,10 @@ from .handle import ServerHandle
 __all__ = ["Validation"]
 
 logger = logging.getLogger("mcphost.host.validation")
+
+#: Schemas costing more than this (``compile_cost`` units, about one per JSON value) are
+#: compiled off the event loop.
+THREAD_COST: Final = 20_000
 
 
 class Validation:
@@ -36,6 +46,28 @@ class Validation:
         if validator is None:
             validator = handle.validators[tool["name"]] = self._compile(handle, tool, "inputSchema")
         return validator
+
+    async def input_validator_async(self, handle: ServerHandle, tool: dict[str, Any]) -> Any:
+        """:meth:`input_validator`, compiling a large schema in a worker thread."""
+        validator = handle.validators.get(tool["name"])
+        if validator is None:
+            validator = await self._compile_off_loop(handle, tool, "inputSchema")
+            handle.validators[tool["name"]] = validator
+        return validator
+
+    async def _compile_off_loop(self, handle: ServerHandle, tool: dict[str, Any], key: str) -> Any:
+        from ..schema import compile_cost
+
+        schema = tool.get(key)
+        if isinstance(schema, dict) and compile_cost(schema) > THREAD_COST:
+            return await asyncio.to_thread(self._compile, handle, tool, key)
+        return self._compile(handle, tool, key)
+
+    async def check_output_async(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
+        """:meth:`check_output`, compiling a large ``outputSchema`` in a worker thread."""
+        if tool["name"] not in handle.output_validators:
+            handle.output_validators[tool["name"]] = await self._compile_off_loop(handle, tool, "outputSchema")
+        self.check_output(handle, tool, result)
 
     def check_arguments(self, handle: ServerHandle, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
         """Raise the full ``ValidationError`` (the fast ``is_valid`` said no)."""

@@ -10,7 +10,7 @@ import pytest
 from helpers import fake, fake_config
 
 from mcphost import MCPHost
-from mcphost.errors import ConfigurationError
+from mcphost.errors import ConfigurationError, ValidationError
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -69,3 +69,33 @@ async def test_structured_content_checked_against_output_schema(caplog: pytest.L
     assert any("does not match its outputSchema" in r.getMessage() for r in caplog.records)
     with pytest.raises(ConfigurationError, match="validate_output"):
         MCPHost(cfg, validate_output="maybe")
+
+
+async def test_a_huge_schema_is_compiled_off_the_loop_and_a_hostile_pattern_cannot_stall() -> None:
+    import asyncio
+
+    from scripted import Script, scripted_host
+
+    props = {f"p{i}": {"type": "string", "maxLength": 10} for i in range(30_000)}
+    huge = {"name": "huge", "inputSchema": {"type": "object", "properties": props}}
+    redos = {"name": "redos", "inputSchema": {"type": "object", "properties": {
+        "s": {"type": "string", "pattern": "^(a|aa)*b$"}}}}
+    script = Script({"tools/list": lambda p: {"tools": [huge, redos]},
+                     "tools/call": lambda p: {"content": [{"type": "text", "text": "ok"}]}})
+    async with scripted_host({"a": script}) as host:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.001)
+                ticks += 1
+
+        beat = asyncio.ensure_future(ticker())
+        try:
+            assert (await host.call_tool("a.huge", {"p1": "x"}))["content"]
+        finally:
+            beat.cancel()
+        assert ticks > 5  # the loop kept turning while the schema compiled
+        with pytest.raises(ValidationError):
+            await host.call_tool("a.redos", {"s": "a" * 5000})  # linear time: no stall
