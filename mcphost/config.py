@@ -120,6 +120,8 @@ _MEMORY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*\Z", re.IG
 _MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 # A start-up timeout above this many seconds is most likely milliseconds: note it.
 _SUSPICIOUS_TIMEOUT = 3600.0
+# References whose values are paths of this machine, not secrets.
+_NOT_SECRET = frozenset({"workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator", "/"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -324,12 +326,16 @@ class HostConfig:
         notes: things that were accepted but ignored (unknown top-level keys, fields of
             other clients) and likely mistakes that are not errors; each is
             ``file:line: field: note``. They are also logged at debug level.
+        secrets: every value a ``${VAR}``, ``${env:VAR}`` or ``${input:id}`` reference was
+            expanded to (4 characters or more): the host keeps them out of its logs and of
+            the errors it returns.
     """
 
     servers: Mapping[str, ServerConfig]
     path: str | None = None
     inputs: tuple[InputSpec, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
+    secrets: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).
@@ -763,6 +769,8 @@ class _Loader:
         self.read_text = read_text
         self.declared_inputs: dict[str, InputSpec] = {}
         self.notes: list[str] = []
+        #: Values references were expanded to (see HostConfig.secrets).
+        self.secrets: set[str] = set()
         # When set (a disabled server), unresolvable references are kept literally.
         self.lenient = False
         # Collects ${input:id} references instead of resolving them (required_inputs).
@@ -828,7 +836,11 @@ class _Loader:
                     server=server,
                 )
             result = self.resolve(fpath, body, server)
-            return m.group(0) if result is None else result
+            if result is None:
+                return m.group(0)
+            if len(result) >= 4 and body not in _NOT_SECRET:
+                self.secrets.add(result)
+            return result
 
         return _REFERENCE.sub(replace, value)
 
@@ -955,6 +967,7 @@ class _Loader:
             path=self.path,
             inputs=tuple(self.declared_inputs.values()),
             notes=tuple(self.notes),
+            secrets=frozenset(self.secrets),
         )
 
     def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:

@@ -143,8 +143,11 @@ class ServerProcess:
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
         stdin_grace: float = STDIN_GRACE,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
+        #: Applied to every stderr line before it is logged or kept (secrets out).
+        self.redact = redact
         self.stdin_grace = stdin_grace
         self.command = command
         self.args = list(args)
@@ -310,6 +313,8 @@ class ServerProcess:
         line = raw[:_STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r\n")
         if not line.strip():
             return
+        if self.redact is not None:
+            line = self.redact(line)
         self.stderr_tail.append(line)
         self.log.info("%s", line)
 

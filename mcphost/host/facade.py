@@ -185,6 +185,8 @@ class MCPHost(Registration):
                 "mcp.json" if source is None else source, environ=self._environ, inputs=self._inputs
             )
             self.config = select(loaded, self._only)
+            self._supervisor.redactor.add_config(loaded)
+            self._supervisor.redactor.install()
             for name, cfg in self.config.servers.items():
                 self._servers[name] = self._new_handle(cfg)
             strict = self._require_all if require_all is None else require_all
@@ -219,6 +221,7 @@ class MCPHost(Registration):
                 logger.error("configuration not reloaded: %s", exc)
                 self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
                 raise
+            self._supervisor.redactor.add_config(new)
             summary = await apply(self._supervisor, self._servers, self.config, new, self._new_handle)
             self.config = new
             self._handlers.emit({"type": "config_reloaded", "server": None, "data": summary})

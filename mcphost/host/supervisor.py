@@ -37,6 +37,7 @@ from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
 from .handlers import Handlers
 from .registry import Registry
+from .secrets import Redactor
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -75,6 +76,8 @@ class Supervisor:
         self.environ = environ
         self.max_message_size = max_message_size
         self.inherit_env = inherit_env
+        #: Secrets out of logs and errors (filled when the configuration is loaded).
+        self.redactor = Redactor()
         self.unavailable_after_timeouts = unavailable_after_timeouts
         # Stops of servers found unavailable, run in the background: awaited at shutdown.
         self._closing: set[asyncio.Task[None]] = set()
@@ -247,7 +250,8 @@ class Supervisor:
         from ..transports.factory import make_transport
 
         return make_transport(
-            config, environ=self.environ, max_message_size=self.max_message_size, inherit_env=self.inherit_env
+            config, environ=self.environ, max_message_size=self.max_message_size,
+            inherit_env=self.inherit_env, redact=self.redactor.text,
         )
 
     async def _connect(self, handle: ServerHandle) -> None:
@@ -281,10 +285,12 @@ class Supervisor:
         session.forward_progress = bool(handlers.progress)
         handle.session = session
         handle.timeouts = 0
+        self.redactor.install()  # the server's own logger exists now
         await session.open()
         await self.registry.discover(handle, session)
 
     async def _fail(self, handle: ServerHandle, err: MCPHostError) -> None:
+        self.redactor.error(err)
         handle.error = err
         await self._close_io(handle)
         self.set_state(handle, ServerState.FAILED, str(err).splitlines()[0])
@@ -413,6 +419,7 @@ class Supervisor:
                 if isinstance(result, BaseException):
                     logger.error("%s: shutdown failed: %r", handle.name, result)
         self._remove_signal_handler()
+        self.redactor.uninstall()
         _live.discard(self)
     def kill_now(self) -> list[str]:
         """SIGKILL the process group of every server still running; their names."""

@@ -23,7 +23,10 @@ __all__ = ["TransportFactory", "make_transport"]
 TransportFactory = Callable[["ServerConfig"], Transport]
 
 
-def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool) -> Transport:
+def _stdio(
+    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    redact: Callable[[str], str] | None,
+) -> Transport:
     from .stdio import StdioTransport
 
     assert config.command is not None  # the configuration guarantees it for stdio
@@ -37,24 +40,27 @@ def _stdio(config: ServerConfig, environ: Mapping[str, str], max_message_size: i
         max_message_size=max_message_size,
         memory_limit=limits.memory_bytes if limits else None,
         cpu_limit=limits.cpu_seconds if limits else None,
+        redact=redact,
     )
 
 
-_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool], Transport]]] = {
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None], Transport]]] = {
     "stdio": _stdio,
 }
 
 
 def make_transport(
-    config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False
+    config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False,
+    redact: Callable[[str], str] | None = None,
 ) -> Transport:
     """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
     A child process gets the allow-listed part of ``environ`` (all of it with
-    ``inherit_env``) plus the server's own ``env``."""
+    ``inherit_env``) plus the server's own ``env``; ``redact`` is applied to every line the
+    server writes on stderr."""
     builder = _BUILDERS.get(config.type)
     if builder is None:
         raise ConfigurationError(
             f"transport {config.type!r} is not supported by this version of mcphost (stdio only)",
             server=config.name,
         )
-    return builder(config, environ, max_message_size, inherit_env)
+    return builder(config, environ, max_message_size, inherit_env, redact)

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -59,10 +59,12 @@ class StdioTransport:
         max_message_size: int = DEFAULT_MAX_SIZE,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.process = ServerProcess(
-            name, command, args, env=env, cwd=cwd, memory_limit=memory_limit, cpu_limit=cpu_limit
+            name, command, args, env=env, cwd=cwd, memory_limit=memory_limit, cpu_limit=cpu_limit,
+            redact=redact,
         )
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
