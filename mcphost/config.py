@@ -186,12 +186,16 @@ class Limits:
     """Resource limits for a stdio server's process.
 
     Attributes:
-        memory_bytes: address-space limit in bytes, or ``None`` for no limit.
+        memory_bytes: memory limit in bytes (RLIMIT_DATA), or ``None`` for no limit.
         cpu_seconds: CPU-time limit in seconds, or ``None`` for no limit.
+        open_files: most open file descriptors, or ``None``.
+        processes: most processes of the user (RLIMIT_NPROC), or ``None``.
     """
 
     memory_bytes: int | None = None
     cpu_seconds: int | None = None
+    open_files: int | None = None
+    processes: int | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -1274,9 +1278,16 @@ class _Loader:
             except ValueError as exc:
                 self.error((*fpath, "memory"), str(exc), server=name)
         cpu = raw.get("cpuSeconds")
-        if memory is None and cpu is None:
+        files = raw.get("openFiles")
+        procs = raw.get("processes")
+        if memory is None and cpu is None and files is None and procs is None:
             return None
-        return Limits(memory_bytes=memory, cpu_seconds=None if cpu is None else int(cpu))
+        return Limits(
+            memory_bytes=memory,
+            cpu_seconds=None if cpu is None else int(cpu),
+            open_files=None if files is None else int(files),
+            processes=None if procs is None else int(procs),
+        )
 
     def root(self, fpath: JSONPath, raw: str, name: str) -> str:
         value = self.expand(fpath, raw, name)

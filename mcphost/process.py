@@ -142,6 +142,8 @@ class ServerProcess:
         cwd: str | None = None,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
+        files_limit: int | None = None,
+        process_limit: int | None = None,
         stdin_grace: float = STDIN_GRACE,
         redact: Callable[[str], str] | None = None,
     ) -> None:
@@ -155,6 +157,8 @@ class ServerProcess:
         self.cwd = cwd
         self.memory_limit = memory_limit
         self.cpu_limit = cpu_limit
+        self.files_limit = files_limit
+        self.process_limit = process_limit
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
         #: Called once when the leader process exits, even while a grandchild that
@@ -188,7 +192,7 @@ class ServerProcess:
         kwargs: dict[str, Any] = {}
         if sys.platform != "win32":
             kwargs["start_new_session"] = True  # own session => own process group
-            if self.memory_limit or self.cpu_limit:
+            if self.memory_limit or self.cpu_limit or self.files_limit or self.process_limit:
                 kwargs["preexec_fn"] = self._apply_limits
         loop = asyncio.get_running_loop()
         try:
@@ -293,10 +297,17 @@ class ServerProcess:
     def _apply_limits(self) -> None:  # pragma: no cover - runs in the child after fork
         import resource
 
+        # Memory through RLIMIT_DATA, not RLIMIT_AS: V8 reserves gigabytes of address space
+        # it never touches, so an address-space limit kills every Node server at start.
         if self.memory_limit:
-            resource.setrlimit(resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
+            resource.setrlimit(resource.RLIMIT_DATA, (self.memory_limit, self.memory_limit))
         if self.cpu_limit:
-            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_limit, self.cpu_limit))
+            # The soft limit sends SIGXCPU (a clear cause); the hard one, a second later, SIGKILL.
+            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_limit, self.cpu_limit + 1))
+        if self.files_limit:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.files_limit, self.files_limit))
+        if self.process_limit:
+            resource.setrlimit(resource.RLIMIT_NPROC, (self.process_limit, self.process_limit))
 
     @property
     def pid(self) -> int | None:

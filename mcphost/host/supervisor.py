@@ -17,6 +17,7 @@ import atexit
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -233,7 +234,8 @@ class Supervisor:
         except MCPHostError as exc:
             tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
             if isinstance(exc, ServerUnavailableError):
-                text = f"server exited during start-up{_code(exc.exit_code)}"
+                cause = limit_cause(handle.config.limits, exc.exit_code, tail)
+                text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
                 err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
             elif isinstance(exc, ServerStartupError):
                 err = exc
@@ -299,6 +301,10 @@ class Supervisor:
         """The session's transport went away by itself."""
         if handle.session is not session or handle.state is not ServerState.READY:
             return
+        cause = limit_cause(handle.config.limits, getattr(err, "exit_code", None), getattr(err, "stderr_tail", []))
+        if cause:
+            err.message = f"{err.message.splitlines()[0].removesuffix('; last stderr lines:')}: {cause}"
+            err.args = (err.message,)
         handle.error = err
         logger.warning("%s", err)
         self.set_state(handle, ServerState.UNAVAILABLE, err.message.splitlines()[0])
@@ -466,6 +472,29 @@ class Supervisor:
             os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().create_task(stop_then_exit())
+
+
+_OOM = re.compile(r"(?i)out of memory|MemoryError|allocation failed|cannot allocate memory|ENOMEM")
+_EMFILE = re.compile(r"(?i)too many open files|EMFILE")
+_NPROC = re.compile(r"(?i)resource temporarily unavailable|EAGAIN|can't start new thread")
+
+
+def limit_cause(limits: Any, exit_code: int | None, tail: list[str]) -> str | None:
+    """Whether a server that ended died of one of its configured limits, said plainly."""
+    if limits is None or exit_code is None or exit_code == 0:
+        return None
+    text = "\n".join(tail[-20:])
+    cpu = limits.cpu_seconds
+    if cpu and exit_code in (-signal.SIGXCPU, -signal.SIGKILL):
+        return f"killed by its CPU limit ({cpu} s)"
+    memory = limits.memory_bytes
+    if memory and (_OOM.search(text) or exit_code in (-signal.SIGSEGV, -signal.SIGABRT)):
+        return f"out of memory under its limit ({memory / (1 << 20):g} MiB)"
+    if limits.open_files and _EMFILE.search(text):
+        return f"ran out of file descriptors under its limit ({limits.open_files})"
+    if limits.processes and _NPROC.search(text):
+        return f"could not start a process under its limit ({limits.processes})"
+    return None
 
 
 def _code(exit_code: int | None) -> str:

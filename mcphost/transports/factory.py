@@ -40,6 +40,8 @@ def _stdio(
         max_message_size=max_message_size,
         memory_limit=limits.memory_bytes if limits else None,
         cpu_limit=limits.cpu_seconds if limits else None,
+        files_limit=limits.open_files if limits else None,
+        process_limit=limits.processes if limits else None,
         redact=redact,
     )
 

@@ -59,12 +59,14 @@ class StdioTransport:
         max_message_size: int = DEFAULT_MAX_SIZE,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
+        files_limit: int | None = None,
+        process_limit: int | None = None,
         redact: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.process = ServerProcess(
             name, command, args, env=env, cwd=cwd, memory_limit=memory_limit, cpu_limit=cpu_limit,
-            redact=redact,
+            files_limit=files_limit, process_limit=process_limit, redact=redact,
         )
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
