@@ -83,7 +83,23 @@ def child_environment(
 
 
 def resolve_command(command: str, env: Mapping[str, str], cwd: str | None) -> str:
-    """Find the executable the way the child's PATH would, or raise ConfigurationError."""
+    """Find the executable the way the child's PATH would, or raise ConfigurationError.
+
+    Commands run without a shell: ``"npx -y pkg /tmp"`` is one (missing) program, not four
+    words; when that is what is wrong, the error says where the arguments go."""
+    try:
+        return _resolve(command, env, cwd)
+    except ConfigurationError:
+        first, _, rest = command.strip().partition(" ")
+        if rest and shutil.which(first, path=env.get("PATH", os.defpath)) is not None:
+            raise ConfigurationError(
+                f'command {os.path.basename(first)!r} is followed by its arguments in "command": '
+                'put them in "args" (commands run without a shell)'
+            ) from None
+        raise
+
+
+def _resolve(command: str, env: Mapping[str, str], cwd: str | None) -> str:
     if os.sep in command or (os.altsep and os.altsep in command):
         path = command if os.path.isabs(command) or cwd is None else os.path.join(cwd, command)
         if os.path.isfile(path) and os.access(path, os.X_OK):

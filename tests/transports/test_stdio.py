@@ -112,3 +112,9 @@ async def test_a_missing_working_directory_is_named(tmp_path: Any) -> None:
     with pytest.raises(ConfigurationError, match=r"working directory 'gone' \(cwd\) does not exist") as info:
         await t.start()
     assert str(tmp_path) not in str(info.value)  # no absolute path in what the application gets
+
+
+async def test_arguments_written_inside_command_are_named_as_such() -> None:
+    t = StdioTransport("t", f"{sys.executable} -m mcphost.testing", [], env=dict(os.environ))
+    with pytest.raises(ConfigurationError, match=r'is followed by its arguments in "command": put them in "args"'):
+        await t.start()
