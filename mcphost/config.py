@@ -942,7 +942,10 @@ class _Loader:
 
     # -- the document -----------------------------------------------------------------------
 
-    def load(self, data: Any) -> HostConfig:
+    def load(self, data: Any, only: Sequence[str] | None = None) -> HostConfig:
+        left_out: list[tuple[str, str]] = []
+        if only is not None:
+            data, left_out = _selected(data, only)
         self.check_schema(data)
         for key in data:
             if key not in ("servers", "mcpServers", "inputs"):
@@ -966,6 +969,10 @@ class _Loader:
         for name, (top, raw) in entries.items():
             servers[name] = self.load_server(top, name, raw)
         self.check_dependencies(servers, entries)
+        for name, _top in left_out:
+            # Not selected: neither expanded nor validated (an unset variable or a broken
+            # entry there is no error for the servers that were chosen); listed, disabled.
+            servers[name] = ServerConfig(name=name, type="stdio", enabled=False)
         return HostConfig(
             servers=_FrozenMap(servers.items()),
             path=self.path,
@@ -1371,6 +1378,7 @@ def parse_config(
     user_home: str | None = None,
     inputs: Mapping[str, str] | None = None,
     read_text: Callable[[str], str] | None = None,
+    only: Sequence[str] | None = None,
 ) -> HostConfig:
     """Parse, expand and validate the text of an ``mcp.json`` file.
 
@@ -1388,6 +1396,8 @@ def parse_config(
             :func:`required_inputs`).
         read_text: reads an ``envFile`` (``path -> text``); required only when a server
             uses ``envFile``.
+        only: expand and validate only these servers and what they depend on; the others
+            are listed, disabled, and nothing in them can be an error.
 
     Returns:
         The validated configuration.
@@ -1406,7 +1416,7 @@ def parse_config(
         inputs=inputs,
         read_text=read_text,
     )
-    return loader.load(doc.value)
+    return loader.load(doc.value, only)
 
 
 def config_from_data(
@@ -1418,6 +1428,7 @@ def config_from_data(
     user_home: str | None = None,
     inputs: Mapping[str, str] | None = None,
     read_text: Callable[[str], str] | None = None,
+    only: Sequence[str] | None = None,
 ) -> HostConfig:
     """Validate a configuration given as Python data (for example built in code).
 
@@ -1448,10 +1459,12 @@ def config_from_data(
         inputs=inputs,
         read_text=read_text,
     )
-    return loader.load(_data_as_json(data, path))
+    return loader.load(_data_as_json(data, path), only)
 
 
-def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -> list[InputSpec]:
+def required_inputs(
+    text: str | Mapping[str, Any], *, path: str | None = None, only: Sequence[str] | None = None
+) -> list[InputSpec]:
     """List the ``${input:id}`` values a configuration needs, before loading it.
 
     Only the fields that are expanded are scanned (command, args, env, cwd, url, headers,
@@ -1473,6 +1486,8 @@ def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -
     """
     doc = loads(text, path=path) if isinstance(text, str) else None
     data = doc.value if doc is not None else _data_as_json(text, path)
+    if only is not None:
+        data, _ = _selected(data, only)  # the inputs of the servers chosen, and no other
     loader = _Loader(
         doc,
         path=path,
@@ -1496,6 +1511,31 @@ def required_inputs(text: str | Mapping[str, Any], *, path: str | None = None) -
         spec = loader.declared_inputs.get(input_id)
         specs.append(spec if spec is not None else InputSpec(id=input_id, password=True))
     return specs
+
+
+def _selected(data: Any, only: Sequence[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """``data`` with only the servers in ``only`` and what they depend on (transitively,
+    read from the raw entries), and the (name, section) of every entry left out."""
+    if not isinstance(data, Mapping):
+        return data, []
+    sections = {top: data[top] for top in ("servers", "mcpServers") if isinstance(data.get(top), Mapping)}
+    raw = {name: entry for block in sections.values() for name, entry in block.items()}
+    keep: set[str] = set()
+    todo = [name for name in only if name in raw]
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        entry = raw[name]
+        deps = entry.get("dependencies") if isinstance(entry, Mapping) else None
+        if isinstance(deps, (list, tuple)):
+            todo.extend(d for d in deps if isinstance(d, str) and d in raw)
+    left_out = [(name, top) for top, block in sections.items() for name in block if name not in keep]
+    filtered = dict(data)
+    for top, block in sections.items():
+        filtered[top] = {name: entry for name, entry in block.items() if name in keep}
+    return filtered, left_out
 
 
 def _data_as_json(data: Any, path: str | None) -> Any:

@@ -296,3 +296,12 @@ def test_two_ctrl_c_during_an_npx_start_leave_nothing_behind(tmp_path: Path) -> 
     for pid in tree:  # npx, npm exec, node and the fake: none of the tree survives
         alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
         assert not alive, (pid, _cmdline(pid))
+
+
+def test_call_is_isolated_from_other_broken_servers(tmp_path: Path) -> None:
+    cfg = fake_config(good=fake({"tools": [ECHO_TOOL]}))
+    cfg["mcpServers"]["bad"] = {"command": "no-such-binary", "env": {"KEY": "${UNSET_VARIABLE_FOR_TEST}"}}
+    cfg["mcpServers"]["worse"] = {"command": 5}
+    done = run_cli("call", "--config", str(write_config(tmp_path, cfg)), "good.echo", '{"text": "hi"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == {"text": "hi"}

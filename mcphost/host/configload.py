@@ -24,16 +24,18 @@ async def load_config(
     *,
     environ: Mapping[str, str],
     inputs: Mapping[str, str] | Callable[[Any], Any] | None,
+    only: tuple[str, ...] | None = None,
 ) -> Any:
-    """The parsed ``HostConfig`` of ``source`` (a path or the mapping of its content)."""
+    """The parsed ``HostConfig`` of ``source`` (a path or the mapping of its content). With
+    ``only``, just those servers and their dependencies are expanded and validated."""
     from .. import config as config_mod
 
     home = environ.get("HOME") or os.path.expanduser("~")
     if isinstance(source, Mapping):
-        values = await _resolve_inputs(config_mod.required_inputs(source), inputs)
+        values = await _resolve_inputs(config_mod.required_inputs(source, only=only), inputs)
         return config_mod.config_from_data(
             source, environ=environ, user_home=home, workspace_folder=os.getcwd(),
-            inputs=values, read_text=_read_text,
+            inputs=values, read_text=_read_text, only=only,
         )
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
@@ -48,10 +50,10 @@ async def load_config(
         raise ConfigurationError(
             f"{os.path.basename(path)}: cannot read configuration: {exc}", path=path
         ) from None
-    values = await _resolve_inputs(config_mod.required_inputs(text, path=path), inputs)
+    values = await _resolve_inputs(config_mod.required_inputs(text, path=path, only=only), inputs)
     return config_mod.parse_config(
         text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
-        read_text=_read_text,
+        read_text=_read_text, only=only,
     )
 
 

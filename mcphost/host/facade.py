@@ -182,7 +182,8 @@ class MCPHost(Registration):
         source = config if config is not None else self._config_source
         try:
             loaded = await load_config(
-                "mcp.json" if source is None else source, environ=self._environ, inputs=self._inputs
+                "mcp.json" if source is None else source, environ=self._environ, inputs=self._inputs,
+                only=self._only,
             )
             self.config = select(loaded, self._only)
             self._supervisor.redactor.add_config(loaded)
@@ -216,7 +217,10 @@ class MCPHost(Registration):
         async with self._reload_lock:
             source = self._config_source if self._config_source is not None else "mcp.json"
             try:
-                new = select(await load_config(source, environ=self._environ, inputs=self._inputs), self._only)
+                new = select(
+                    await load_config(source, environ=self._environ, inputs=self._inputs, only=self._only),
+                    self._only,
+                )
             except MCPHostError as exc:
                 logger.error("configuration not reloaded: %s", exc)
                 self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})

@@ -196,3 +196,19 @@ def _environ_of(pid: int | None) -> dict[str, str]:
     assert pid is not None
     raw = Path(f"/proc/{pid}/environ").read_bytes()
     return dict(item.decode().split("=", 1) for item in raw.split(b"\0") if b"=" in item)
+
+
+async def test_selected_servers_are_isolated_from_broken_entries(tmp_path: Path) -> None:
+    cfg = fake_config(good=fake({"tools": [ECHO_TOOL]}))
+    cfg["mcpServers"]["bad"] = {"command": "no-such-binary", "env": {"KEY": "${UNSET_VARIABLE_FOR_TEST}"}}
+    cfg["mcpServers"]["worse"] = {"command": 5}  # not even valid
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "UNSET_VARIABLE_FOR_TEST"}
+    async with MCPHost(str(path), servers=["good"], environ=env) as host:
+        assert (await host.call_tool("good.echo", {}))["content"]
+        assert host.get_tools()["bad"]["state"] == "disabled"
+        assert host.get_tools()["worse"]["state"] == "disabled"
+    with pytest.raises(ConfigurationError, match="UNSET_VARIABLE_FOR_TEST"):
+        async with MCPHost(str(path), servers=["bad"], environ=env):
+            pass
