@@ -288,6 +288,7 @@ class ServerConfig:
             (higher wins).
         domains: free-form labels the application can use to group or select servers.
         roots: ``file://`` URIs offered to this server as its roots (empty: the host's).
+        inherit_env: the child gets the host's whole environment, not the allow-list.
         line: line of the entry in the file, or ``None`` (configuration built in code).
     """
 
@@ -310,6 +311,7 @@ class ServerConfig:
     domains: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
+    inherit_env: bool = False
 
     def __post_init__(self) -> None:
         # Make env/headers immutable (and hashable) even when built in code from dicts.
@@ -1116,6 +1118,7 @@ class _Loader:
             domains=tuple(raw.get("domains", ())),
             roots=roots,
             line=line,
+            inherit_env=bool(raw.get("inheritEnv", False)),
         )
 
     def seconds(self, fpath: JSONPath, value: float, server: str) -> float:

@@ -35,7 +35,7 @@ def _stdio(
         config.name,
         config.command,
         config.args,
-        env=child_environment(environ, config.env, inherit=inherit_env, name=config.name),
+        env=child_environment(environ, config.env, inherit=inherit_env or config.inherit_env, name=config.name),
         cwd=config.cwd,
         max_message_size=max_message_size,
         memory_limit=limits.memory_bytes if limits else None,

@@ -1349,6 +1349,7 @@ def test_schema_mentions_every_server_config_field() -> None:
     spelled = {
         "request_timeout": "requestTimeout",
         "shutdown_timeout": "shutdownTimeout",
+        "inherit_env": "inheritEnv",
     }
     for f in dataclasses.fields(ServerConfig):
         if f.name == "name":  # the key: described by propertyNames

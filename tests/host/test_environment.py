@@ -50,3 +50,14 @@ def test_own_env_wins_and_dropped_names_are_logged_without_values(caplog: pytest
     assert env == {"PATH": "/opt/bin"}
     text = caplog.text
     assert "fs: not passed to the server: SECRET_TOKEN" in text and "value-123" not in text
+
+
+async def test_inherit_env_per_server() -> None:
+    env = {**os.environ, **KEPT_OUT}
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL]}), b=fake({"tools": [ECHO_TOOL]}))
+    cfg["mcpServers"]["a"]["inheritEnv"] = True
+    async with MCPHost(cfg, environ=env) as host:
+        inherits = environ_of(host.servers["a"].pid())
+        allow_listed = environ_of(host.servers["b"].pid())
+    assert {k: inherits.get(k) for k in KEPT_OUT} == KEPT_OUT
+    assert not set(KEPT_OUT) & set(allow_listed)
