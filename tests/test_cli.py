@@ -305,3 +305,20 @@ def test_call_is_isolated_from_other_broken_servers(tmp_path: Path) -> None:
     done = run_cli("call", "--config", str(write_config(tmp_path, cfg)), "good.echo", '{"text": "hi"}')
     assert done.returncode == 0, done.stderr
     assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == {"text": "hi"}
+
+
+def test_inspect_shows_start_times_details_and_one_server(tmp_path: Path) -> None:
+    tool = {"name": "pick", "description": "Pick a colour for the thing.", "inputSchema": {
+        "type": "object", "required": ["colour"], "properties": {
+            "colour": {"type": "string", "enum": ["red", "green"], "description": "The colour."},
+            "shade": {"type": "integer", "default": 3}}}}
+    path = write_config(tmp_path, fake_config(one=fake({"tools": [tool]}), two=fake({"tools": [ECHO_TOOL]})))
+    done = run_cli("inspect", str(path), "--server", "one")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "== one" in out and "== two" not in out and "started in" in out
+    assert "one.pick(colour: string, shade?: integer)" in out
+    assert '- colour: one of "red", "green"; The colour.' in out and "- shade?: default 3" in out
+    assert "\x1b[" not in out  # no colour when not on a terminal
+    done = run_cli("call", str(path), "one.pikc", '{"colour": "red"}')
+    assert done.returncode == 1 and "did you mean 'pick'?" in done.stderr

@@ -48,6 +48,8 @@ class ServerHandle:
         self.restarts = 0
         #: Requests that timed out since the server last started.
         self.timeouts = 0
+        #: Seconds its last successful start took (spawn, handshake, discovery).
+        self.start_seconds: float | None = None
         self.tools: list[dict[str, Any]] = []
         self.prompts: list[dict[str, Any]] = []
         self.resources: list[dict[str, Any]] = []
@@ -131,6 +133,7 @@ class ServerHandle:
             "error": str(self.error) if self.error is not None else None,
             "pending": session.pending if session is not None else 0,
             "restarts": self.restarts,
+            "start_seconds": self.start_seconds,
             "connection": connection,
             "transport": transport,
         }

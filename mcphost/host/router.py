@@ -9,6 +9,7 @@ route generation is unchanged (same tools, same state, same session).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -94,8 +95,12 @@ class Router:
                 raise PermissionDeniedError(
                     f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
                 )
+            # Bounded: a suggestion is worth a few milliseconds, not a stall of the loop.
+            close = difflib.get_close_matches(tool_name[:200], list(handle.tool_index)[:2000], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise RoutingError(
-                f"unknown tool {clip(tool_name, 100)!r} (tools of {handle.name}: {_listing(handle.tool_index)})",
+                f"unknown tool {clip(tool_name, 100)!r} (tools of {handle.name}: "
+                f"{_listing(handle.tool_index)}){hint}",
                 server=handle.name,
             )
         route = ToolRoute(handle, session, tool_name, tool)

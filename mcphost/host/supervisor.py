@@ -213,6 +213,7 @@ class Supervisor:
         self.set_state(handle, ServerState.STARTING)
         handle.error = None
         timeout = handle.config.timeout
+        began = time.monotonic()
         try:
             await asyncio.wait_for(self._connect(handle), timeout)
         except asyncio.TimeoutError:
@@ -244,6 +245,7 @@ class Supervisor:
                 err = ServerStartupError(text, server=handle.name, stderr_tail=tail)
             await self._fail(handle, err)
             raise err from exc
+        handle.start_seconds = time.monotonic() - began
         self.set_state(handle, ServerState.READY)
 
     def _make_transport(self, config: ServerConfig) -> Transport:
