@@ -342,6 +342,8 @@ class HostConfig:
     inputs: tuple[InputSpec, ...] = ()
     notes: tuple[str, ...] = field(default=(), compare=False)
     secrets: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    #: Servers not selected (``only=``): listed disabled, neither expanded nor validated.
+    left_out: frozenset[str] = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).
@@ -981,6 +983,7 @@ class _Loader:
             inputs=tuple(self.declared_inputs.values()),
             notes=tuple(self.notes),
             secrets=frozenset(self.secrets),
+            left_out=frozenset(name for name, _top in left_out),
         )
 
     def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:

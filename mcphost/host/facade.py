@@ -248,7 +248,14 @@ class MCPHost(Registration):
             RoutingError: no such server. ServerStartupError, ConfigurationError: as at start.
         """
         self._require_running("start_server")
-        await self._supervisor.start(self._router.handle(name))
+        handle = self._router.handle(name)
+        if name in getattr(self.config, "left_out", ()):
+            # Left out by servers=: read (expanded, validated) now that it is wanted.
+            source = self._config_source if self._config_source is not None else "mcp.json"
+            loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=(name,))
+            self._supervisor.redactor.add_config(loaded)
+            handle = self._servers[name] = self._new_handle(loaded.servers[name])
+        await self._supervisor.start(handle)
 
     async def stop_server(self, name: str) -> None:
         """Stop one server; its tools, prompts and resources leave :meth:`get_tools` at once."""
@@ -422,13 +429,8 @@ class MCPHost(Registration):
         server: str | None = None,
         timeout: float | None = None,
     ) -> JSONObject:
-        """``completion/complete`` for a prompt argument or a resource-template variable.
-
-        ``ref``: ``{"type": "ref/prompt", "name": "server.prompt"}`` or
-        ``{"type": "ref/resource", "uri": ...}``; ``argument``: ``{"name", "value"}``;
-        ``context``: ``{"arguments": {...}}`` (2025-06-18+). Returns the ``completion``
-        object: ``{"values": [...], "total"?, "hasMore"?}``.
-        """
+        """``completion/complete`` for ``{"type": "ref/prompt", "name": "server.prompt"}`` or
+        ``{"type": "ref/resource", "uri": ...}``; returns ``{"values", "total"?, "hasMore"?}``."""
         return await requests.complete(self._router, ref, argument, context, server, timeout)
 
     def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
