@@ -20,6 +20,32 @@ from mcphost.cli import main, render_inspect
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _fake_servers() -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if b"mcphost.testing" in cmd and state not in ("Z", "X"):
+                found.add(int(entry))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def process_table_clean() -> Any:
+    """Every test leaves the process table as it found it: no fake server of the CLI's
+    (they are not our children: only the table tells)."""
+    before = _fake_servers()
+    yield
+    deadline = time.monotonic() + 10
+    while (left := _fake_servers() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"fake servers left running: {sorted(left)}"
+
+
 def write_config(tmp_path: Path, cfg: dict[str, Any]) -> Path:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(cfg), encoding="utf-8")
@@ -322,3 +348,33 @@ def test_inspect_shows_start_times_details_and_one_server(tmp_path: Path) -> Non
     assert "\x1b[" not in out  # no colour when not on a terminal
     done = run_cli("call", str(path), "one.pikc", '{"colour": "red"}')
     assert done.returncode == 1 and "did you mean 'pick'?" in done.stderr
+
+
+def test_a_second_ctrl_c_kills_a_stubborn_server_at_once(tmp_path: Path) -> None:
+    pid_file = tmp_path / "server.pid"
+    spec = {"tools": [{"name": "hang", "inputSchema": {"type": "object"}, "behavior": {"hang": True}}],
+            "pid_file": str(pid_file)}
+    path = write_config(tmp_path, fake_config(stubborn=fake(spec, ignoreSigterm=True, ignoreStdinEof=True)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "mcphost", "call", str(path), "stubborn.hang"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)  # polling a file the server writes, bounded
+        server = int(pid_file.read_text())
+        proc.send_signal(signal.SIGINT)
+        first = proc.stderr.readline().decode()  # the first press is answered ...
+        assert "interrupted: stopping 1 server(s): stubborn" in first
+        proc.send_signal(signal.SIGINT)  # ... and the second kills at once,
+        _, err = proc.communicate(timeout=8)  # long before the 10 s ladder would
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    text = err.decode()
+    assert proc.returncode == 130 and "Traceback" not in text
+    assert "killing stubborn now" in text and "0 server(s) stopped, 1 killed" in text
+    assert not group_alive(server)

@@ -28,6 +28,7 @@ class Interrupts:
         self.host: Any = None
         self.task: asyncio.Task[Any] | None = None
         self.presses = 0
+        self.first_press = 0.0
         self.killed: list[str] = []
 
     def install(self, task: asyncio.Task[Any]) -> None:
@@ -42,6 +43,7 @@ class Interrupts:
         host = self.host
         running = _running(host)
         if self.presses == 1:
+            self.first_press = time.monotonic()
             if running:
                 self._say(
                     f"interrupted: stopping {len(running)} server(s): {', '.join(running)} "
@@ -66,7 +68,9 @@ class Interrupts:
             return "interrupted"
         names = [n for n, h in host.servers.items() if h.state.value in ("stopped", "failed", "unavailable")
                  and h.pid() is not None]
-        killed = [n for n in names if n in self.killed]
+        # Killed: by a second Ctrl-C, or by the ladder's SIGKILL (it ignored SIGTERM).
+        killed = [n for n in names if n in self.killed or getattr(
+            host.servers[n].last_gone, "exit_code", None) == -signal.SIGKILL]
         stopped = len(names) - len(killed)
         parts = [f"{stopped} server(s) stopped"]
         if killed:
@@ -93,8 +97,12 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
         if not waiting:
             continue
         elapsed = time.monotonic() - started
-        verb = "stopping" if stopping else "waiting for"
-        text = f"{verb} {', '.join(waiting)} ({elapsed:.1f} s)"
+        if stopping:
+            # The ladder: stdin closed, SIGTERM, then SIGKILL at the graceful timeout.
+            left = max(0.0, host.shutdown_timeout - (time.monotonic() - interrupts.first_press))
+            text = f"stopping {', '.join(waiting)}: killed in {left:.0f} s unless they exit (Ctrl-C: now)"
+        else:
+            text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s)"
         if tty:
             out.write("\r\x1b[K" + text)
             out.flush()

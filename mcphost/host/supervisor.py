@@ -433,7 +433,8 @@ class Supervisor:
         """SIGKILL the process group of every server still running; their names."""
         killed = []
         for handle in self.servers.values():
-            pgid = handle.transport.process_group() if handle.live and handle.transport else None
+            # Not only live ones: a server in the middle of its shutdown ladder is killed too.
+            pgid = handle.transport.process_group() if handle.transport is not None else None
             if pgid is not None and sys.platform != "win32":
                 with contextlib.suppress(OSError):
                     os.killpg(pgid, signal.SIGKILL)
