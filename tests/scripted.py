@@ -42,8 +42,12 @@ class Script:
         self.methods = methods or {}
         self.capabilities = capabilities if capabilities is not None else {"tools": {}}
         self.version = version
+        #: tools/call requests are left to the test to answer.
+        self.manual_calls = False
         self.received: list[Any] = []
         self.end: MemoryTransport | None = None
+        #: Request ids a test has already dealt with itself.
+        self.seen: set[Any] = set()
 
     def connect(self) -> MemoryTransport:
         client, server = memory_pair()
@@ -54,7 +58,7 @@ class Script:
     def on_messages(self, messages: list[Any]) -> None:
         for msg in messages:
             self.received.append(msg)
-            if "method" in msg and "id" in msg:
+            if "method" in msg and "id" in msg and not (msg["method"] == "tools/call" and self.manual_calls):
                 asyncio.get_running_loop().create_task(self._answer(msg))
 
     async def _answer(self, msg: dict[str, Any]) -> None:

@@ -302,8 +302,10 @@ class ClientSession:
         try:
             self.checker.notification(method, params)
         except ProtocolError as exc:  # strict mode: the notification is not acted on
-            self.peer.stats.protocol_errors += 1
-            logger.warning("%s: dropped: %s", self.name, exc.message)
+            stats = self.peer.stats
+            stats.protocol_errors += 1
+            if stats.protocol_errors <= 5 or stats.protocol_errors % 1000 == 0:  # a flood is not logged whole
+                logger.warning("%s: dropped (#%d): %s", self.name, stats.protocol_errors, exc.message)
             return False
         return True
 

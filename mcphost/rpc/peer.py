@@ -26,6 +26,7 @@ Nothing is left hanging:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -412,7 +413,11 @@ class Peer:
         its ``message`` or text, its ``data``. A cancelled answer sends nothing (spec: the
         receiver of a cancelled request should not respond).
         """
-        self._serving[rid] = self._loop.create_task(self._serve(rid, answer))
+        task = self._serving[rid] = self._loop.create_task(self._serve(rid, answer))
+        if inspect.iscoroutine(answer):
+            # Cancelled before its first step (a notifications/cancelled right behind the
+            # request), the task never starts the answer: close it, or it is never awaited.
+            task.add_done_callback(lambda _t, _a=answer: _a.close())
 
     async def _serve(self, rid: Any, answer: Awaitable[Any]) -> None:
         try:
