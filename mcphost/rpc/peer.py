@@ -417,7 +417,12 @@ class Peer:
         if inspect.iscoroutine(answer):
             # Cancelled before its first step (a notifications/cancelled right behind the
             # request), the task never starts the answer: close it, or it is never awaited.
-            task.add_done_callback(lambda _t, _a=answer: _a.close())
+            coroutine = answer
+
+            def close(_task: asyncio.Task[None]) -> None:
+                coroutine.close()
+
+            task.add_done_callback(close)
 
     async def _serve(self, rid: Any, answer: Awaitable[Any]) -> None:
         try:
