@@ -441,6 +441,9 @@ class ServerProcess:
         pid = transport.get_pid()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
+        # Descendants that left the group (setsid()) are invisible to killpg: note the
+        # whole tree now, while the server still holds it together (Linux /proc).
+        strays = [p for p in _descendants(pid) if _pgid_of(p) != self.pgid] if pid else []
         if self.returncode is None and self._stdin is not None:
             self.log.debug("x closing stdin of pid %s", pid)
             with contextlib.suppress(Exception):
@@ -460,12 +463,53 @@ class ServerProcess:
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
                 self._signal_group(signal.SIGKILL)
                 await self._wait_group_gone(5.0)
+        for stray in strays:
+            # Its own session: no signal to the group reached it. Only processes that were
+            # descendants when the shutdown began can be found (docs/reliability.md).
+            with contextlib.suppress(OSError):
+                os.kill(stray, signal.SIGKILL)
+                self.log.debug("x killed pid %s, which had left the group", stray)
         await self.wait_stderr(1.0)
         with contextlib.suppress(Exception):
             # Close the pipes so that asyncio does not warn about an unclosed transport.
             transport.close()
         self.log.debug("x pid %s exited with %s", pid, self.returncode)
         return self.returncode
+
+
+def _proc_stat(pid: int) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def _pgid_of(pid: int) -> int | None:
+    fields = _proc_stat(pid)
+    return int(fields[2]) if fields and len(fields) > 2 else None
+
+
+def _descendants(root: int) -> list[int]:
+    """Live descendants of ``root`` (Linux ``/proc``; elsewhere none are found)."""
+    try:
+        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    for pid in entries:
+        fields = _proc_stat(pid)
+        if fields and len(fields) > 1 and fields[0] not in (b"Z", b"X"):
+            children.setdefault(int(fields[1]), []).append(pid)
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _group_has_live_member(pgid: int) -> bool:

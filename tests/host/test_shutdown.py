@@ -58,3 +58,23 @@ async def test_shutdown_survives_cancellation() -> None:
         await task
     assert pid is not None and not group_alive(pid)
     assert host.get_tools()["a"]["state"] == "stopped"
+
+
+async def test_a_grandchild_that_left_the_group_does_not_survive_shutdown(tmp_path: Path) -> None:
+    import shutil
+
+    setsid = shutil.which("setsid")
+    if setsid is None:
+        pytest.skip("setsid(1) is not installed")
+    marker = tmp_path / "stray.pid"
+    entry = fake({"tools": [ECHO_TOOL]})
+    # sh starts a grandchild in a session of its own, then becomes the server (exec).
+    script = f'{setsid} sh -c \'echo $$ > "{marker}"; exec sleep 1000\' & exec "$0" "$@"'
+    entry = {**entry, "command": "sh", "args": ["-c", script, entry["command"], *entry["args"]]}
+    async with MCPHost({"mcpServers": {"a": entry}}, shutdown_timeout=2) as host:
+        assert (await host.call_tool("a.echo", {}))["content"]
+        assert await wait_for(lambda: marker.exists() and marker.read_text().strip() != "")
+        stray = int(marker.read_text())
+        assert Path(f"/proc/{stray}").exists()
+    assert await wait_for(lambda: not Path(f"/proc/{stray}").exists()
+                          or "Z" in Path(f"/proc/{stray}/stat").read_text().rsplit(")", 1)[1][:3])
