@@ -319,6 +319,17 @@ class ClientSession:
 
     def _on_request(self, rid: Any, method: str, params: Any) -> None:
         peer = self.peer
+        if peer.needs_drain:
+            # The server does not read what it is sent (the write buffer is over its mark):
+            # answering its requests would only grow the buffer without bound. Dropped and
+            # counted; its own requests go on once it reads again.
+            peer.stats.dropped_requests += 1
+            if peer.stats.dropped_requests in (1, 1000) or peer.stats.dropped_requests % 100_000 == 0:
+                logger.warning(
+                    "%s: does not read its input; %d of its requests dropped unanswered",
+                    self.name, peer.stats.dropped_requests,
+                )
+            return
         if method == "ping":
             # Answered here, at once: liveness must not wait behind application handlers.
             peer.respond(rid, {})

@@ -73,6 +73,7 @@ class PeerStats:
         "server_requests",
         "timeouts",
         "unserved_lists",
+        "dropped_requests",
     )
 
     def __init__(self) -> None:
@@ -86,6 +87,8 @@ class PeerStats:
         #: Lists the server declared but answered with "method not found" (set by the
         #: session's owner: the peer itself never looks at methods).
         self.unserved_lists = 0
+        #: Requests of the other side left unanswered while it did not read (flow control).
+        self.dropped_requests = 0
 
     def as_dict(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.__slots__}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,3 +124,35 @@ async def test_notification_flood_does_not_block_calls() -> None:
     async with MCPHost(cfg) as host:
         assert (await host.call_tool("a.echo", {}))["content"]
         assert await wait_for(lambda: host.get_metrics()["a"]["connection"]["notifications"] >= 5000)
+
+
+async def test_a_server_that_floods_requests_and_never_reads_cannot_grow_the_host(tmp_path: Path) -> None:
+    # A stdlib server: answers the handshake, then sends 300,000 pings without reading
+    # another byte. The host's answers cannot reach it: they must not pile up without end.
+    server = tmp_path / "flood.py"
+    server.write_text(
+        "import json, sys\n"
+        "line = sys.stdin.readline()\n"
+        "rid = json.loads(line)['id']\n"
+        "out = sys.stdout\n"
+        "out.write(json.dumps({'jsonrpc': '2.0', 'id': rid, 'result': {'protocolVersion': '2025-06-18',"
+        " 'capabilities': {}, 'serverInfo': {'name': 'flood', 'version': '1'}}}) + '\\n')\n"
+        "out.flush()\n"
+        "for i in range(300000):\n"
+        "    out.write('{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\\n' % i)\n"
+        "out.flush()\n"
+        "import time\n"
+        "time.sleep(60)\n",
+        encoding="utf-8",
+    )
+    cfg = {"mcpServers": {"flood": {"command": sys.executable, "args": [str(server)]},
+                          "b": fake({"tools": [ECHO_TOOL]})}}
+    async with MCPHost(cfg, shutdown_timeout=2) as host:
+        handle = host.servers["flood"]
+        assert handle.session is not None
+        peer = handle.session.peer
+        assert await wait_for(lambda: peer.stats.server_requests >= 300_000, timeout=60)
+        buffered = handle.transport.process._stdin.get_write_buffer_size()  # type: ignore[union-attr]
+        assert buffered < 4 << 20  # bounded near the high-water mark, not 300,000 answers
+        assert peer.stats.dropped_requests > 0
+        assert (await host.call_tool("b.echo", {}))["content"]  # the other server is served
