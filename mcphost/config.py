@@ -674,8 +674,10 @@ class _SchemaCheck:
             items = owner.get("items")
             if isinstance(items, dict) and isinstance(items.get("$ref"), str):
                 items = self.resolve(items["$ref"])[0]
-            if isinstance(items, dict) and items.get("type") in _TYPE_PLURALS:
-                return f"array of {_TYPE_PLURALS[items['type']]}"
+            item_type = items.get("type") if isinstance(items, dict) else None
+            # A type list (["string", "object"]) names no single plural.
+            if isinstance(item_type, str) and item_type in _TYPE_PLURALS:
+                return f"array of {_TYPE_PLURALS[item_type]}"
         return " or ".join(str(n) for n in names) or "a valid value"
 
     @staticmethod

@@ -378,3 +378,15 @@ def test_a_second_ctrl_c_kills_a_stubborn_server_at_once(tmp_path: Path) -> None
     assert proc.returncode == 130 and "Traceback" not in text
     assert "killing stubborn now" in text and "0 server(s) stopped, 1 killed" in text
     assert not group_alive(server)
+
+
+def test_check_reports_unreadable_files_without_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"mcpServers": {"a": {"command": "\xff\xfe"}}}')
+    done = run_cli("check", str(bad))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "mcphost: error: bad.json:1: not valid UTF-8 (byte 0xff); save the file as UTF-8"
+    folder = tmp_path / "dir.json"
+    folder.mkdir()
+    done = run_cli("check", str(folder))
+    assert done.returncode == 2 and "is a directory" in done.stderr and str(tmp_path) not in done.stderr

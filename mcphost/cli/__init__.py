@@ -217,19 +217,14 @@ def _server_names(config: str) -> list[str] | None:
 async def _check(args: argparse.Namespace) -> int:
     """Load and validate the configuration, start nothing; every problem on its own line."""
     from .. import config as config_mod
-    from ..host.configload import load_config
+    from ..host.configload import load_config, read_config_text
 
     path = _config_path(args, args.config)
     given = cli_inputs.parse_inputs(args.input)
-    text = None
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError:
-        pass
+    text = read_config_text(path)  # a ConfigurationError names what is wrong with the file
     placeholders: dict[str, str] = {}
-    if text is not None:
-        with _suppress_config_errors():
-            placeholders = {spec.id: given.get(spec.id, "<input>") for spec in config_mod.required_inputs(text, path=path)}
+    with _suppress_config_errors():
+        placeholders = {spec.id: given.get(spec.id, "<input>") for spec in config_mod.required_inputs(text, path=path)}
     loaded = await load_config(path, environ=os.environ, inputs=placeholders)
     print_notes(getattr(loaded, "notes", ()))
     names = ", ".join(loaded.servers) or "no servers"

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, RoutingError, UsageError
 
-__all__ = ["load_config", "select"]
+__all__ = ["load_config", "read_config_text", "select"]
 
 
 async def load_config(
@@ -40,16 +40,7 @@ async def load_config(
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigurationError(
-            f"{os.path.basename(path)}: configuration file not found", path=path
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(
-            f"{os.path.basename(path)}: cannot read configuration: {exc}", path=path
-        ) from None
+    text = read_config_text(path)
     values = await _resolve_inputs(config_mod.required_inputs(text, path=path, only=only), inputs)
     return config_mod.parse_config(
         text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
@@ -97,6 +88,31 @@ def select(config: Any, only: tuple[str, ...] | None) -> Any:
         for name, cfg in known.items()
     }
     return dataclasses.replace(config, servers=servers)
+
+
+def read_config_text(path: str) -> str:
+    """The text of a configuration file, or a ``ConfigurationError`` that names the file by
+    its base name only (TR10.3: no absolute path in what the application gets) and an
+    encoding error by its line."""
+    name = os.path.basename(path.rstrip(os.sep)) or path
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigurationError(f"{name}: configuration file not found", path=path) from None
+    except IsADirectoryError:
+        raise ConfigurationError(f"{name}: is a directory, not a configuration file", path=path) from None
+    except OSError as exc:
+        raise ConfigurationError(
+            f"{name}: cannot read configuration: {exc.strerror or type(exc).__name__}", path=path
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigurationError(
+            f"{name}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8",
+            path=path, line=line,
+        ) from None
 
 
 def _read_text(path: str) -> str:
