@@ -439,8 +439,12 @@ class MCPHost(Registration):
     # -- client-initiated utilities -------------------------------------------------------
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
-        """Replace the roots and send ``notifications/roots/list_changed`` to every server."""
+        """Replace the roots and send ``notifications/roots/list_changed`` to every server
+        (roots are declared at start: give ``roots=`` to the constructor, even ``[]``)."""
+        if not (self._handlers.roots_given or self._handlers.roots_handler) and self._state != "new":
+            raise UsageError("set_roots(): roots were not declared at start; pass roots=[] to MCPHost")
         self._handlers.roots = normalise_roots(roots)
+        self._handlers.roots_given = True
         for handle in self._servers.values():
             if handle.state is ServerState.READY and handle.session is not None:
                 handle.session.notify("notifications/roots/list_changed")

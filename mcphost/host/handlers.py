@@ -51,6 +51,10 @@ class Handlers:
 
     def __init__(self, roots: Iterable[str | os.PathLike[str] | Root] | None) -> None:
         self.roots: list[Root] = normalise_roots(roots or [])
+        #: ``roots`` was given (even empty): the client declares the roots capability. A
+        #: client that declares it invites ``roots/list`` (and server-everything, for one,
+        #: then does not exit when its stdin closes).
+        self.roots_given = roots is not None
         self.callback: Callable[[str, str, JSONObject], Any] | None = None
         self.events: list[EventHandler] = []
         self.log: list[Callable[[str, JSONObject], Any]] = []
@@ -69,7 +73,7 @@ class Handlers:
         """The ``ClientCapabilities`` to declare for ``version``."""
         return client_capabilities(
             version,
-            roots=True,
+            roots=self.roots_given or self.roots_handler is not None,
             sampling=self.sampling is not None,
             sampling_tools=self.sampling_tools,
             elicitation_form=self.elicitation is not None and self.elicitation_form,

@@ -222,11 +222,25 @@ async def test_completion() -> None:
 async def test_set_roots_notifies_servers(tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     cfg = fake_config(a=fake({"tools": [tool("roots", request={"method": "roots/list"})], "record": str(record)}))
-    async with MCPHost(cfg) as host:
+    async with MCPHost(cfg, roots=[]) as host:  # roots are declared at start, even empty
         await host.set_roots([str(tmp_path)])
         assert await wait_for(lambda: "notifications/roots/list_changed" in record.read_text())
         out = await host.call_tool("a.roots", {})
         assert out["structuredContent"]["response"]["roots"][0]["uri"] == tmp_path.as_uri()
+
+
+async def test_roots_are_declared_only_when_given() -> None:
+    from mcphost.errors import UsageError
+
+    cfg = fake_config(a=fake({"tools": [tool("roots", request={"method": "roots/list"})]}))
+    async with MCPHost(cfg) as host:
+        assert "roots" not in host.servers["a"].session.client_caps  # type: ignore[union-attr]
+        out = await host.call_tool("a.roots", {})
+        assert out["structuredContent"]["error"]["code"] == -32601  # roots/list refused
+        with pytest.raises(UsageError, match="roots were not declared"):
+            await host.set_roots(["/tmp"])
+    async with MCPHost(cfg, roots=[]) as host:
+        assert "roots" in host.servers["a"].session.client_caps  # type: ignore[union-attr]
 
 
 async def test_server_cancels_its_own_request() -> None:
