@@ -29,6 +29,9 @@ async def test_leader_exit_is_noticed_while_a_grandchild_holds_stdout(no_leftove
         pid = host.servers["a"].pid()
         slow = asyncio.ensure_future(host.call_tool("a.slow", {}))
         slow2 = asyncio.ensure_future(host.call_tool("a.slow", {}))
+        session = host.servers["a"].session
+        assert session is not None
+        assert await wait_for(lambda: session.pending == 2)  # both out: boom is the 3rd call
         with pytest.raises(ServerUnavailableError) as info:
             await asyncio.wait_for(host.call_tool("a.boom", {}), 15)
         assert info.value.exit_code == 3
