@@ -66,6 +66,7 @@ class PeerStats:
 
     __slots__ = (
         "cancelled",
+        "dropped_requests",
         "errors",
         "notifications",
         "protocol_errors",
@@ -73,7 +74,6 @@ class PeerStats:
         "server_requests",
         "timeouts",
         "unserved_lists",
-        "dropped_requests",
     )
 
     def __init__(self) -> None:
