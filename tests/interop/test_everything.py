@@ -115,7 +115,7 @@ async def shared_host() -> AsyncIterator[tuple[MCPHost, Recorder]]:
     recorder = Recorder()
     # The shared host serves every feature test; one of them times a call out on purpose,
     # which must not make the server unavailable for the rest (health has its own tests).
-    host = new_host(unavailable_after_timeouts=0)
+    host = new_host(unavailable_after_timeouts=0, roots=[])  # roots declared: get-roots-list exists
     host.on_sampling(recorder.on_sampling)
     host.on_elicitation(recorder.on_elicitation, url=True)
     host.on_event(recorder.events.append)
@@ -355,7 +355,7 @@ async def test_progress_resets_the_timeout(everything: tuple[MCPHost, Recorder])
 async def test_logging_respects_the_level(no_leftovers: None) -> None:
     received: list[tuple[str, dict[str, Any], str]] = []
     current = {"level": "debug"}
-    host = new_host()
+    host = new_host(roots=[])  # roots declared: the server syncs them and logs it
     host.on_log(lambda server, params: received.append((server, params, current["level"])))
     uri = "demo://resource/dynamic/text/1"
 
@@ -599,7 +599,7 @@ async def test_listed_resources_read_back(everything: tuple[MCPHost, Recorder]) 
 async def test_startup_list_changed_burst_coalesces(no_leftovers: None) -> None:
     raw: list[str] = []
     changed: list[dict[str, Any]] = []
-    host = new_host()
+    host = new_host(roots=[])  # roots declared: the server registers get-roots-list too
     host.on_sampling(lambda server, params: {})
     host.on_elicitation(lambda server, params: {"action": "decline"})
     host.on_event(lambda e: changed.append(e) if e["type"] == "capabilities_changed" else None)
