@@ -242,11 +242,8 @@ class MCPHost(Registration):
         self._state = "stopped"
 
     async def start_server(self, name: str) -> None:
-        """Start a stopped, failed, unavailable or disabled server (a new process and session).
-
-        Raises:
-            RoutingError: no such server. ServerStartupError, ConfigurationError: as at start.
-        """
+        """Start a stopped, failed, unavailable or disabled server (a new process and session);
+        raises as :meth:`initialize` does for one server (``RoutingError``: no such server)."""
         self._require_running("start_server")
         handle = self._router.handle(name)
         if name in getattr(self.config, "left_out", ()):
