@@ -17,6 +17,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
+from ..host.supervisor import is_package_runner
+
 __all__ = ["Interrupts", "run", "started_host"]
 
 
@@ -102,7 +104,9 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
             left = max(0.0, host.shutdown_timeout - (time.monotonic() - interrupts.first_press))
             text = f"stopping {', '.join(waiting)}: killed in {left:.0f} s unless they exit (Ctrl-C: now)"
         else:
-            text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s)"
+            installing = [n for n in waiting if not host.servers[n].installed and is_package_runner(host.servers[n].config)]
+            note = f"; {', '.join(installing)} may be downloading its package" if installing else ""
+            text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s{note})"
         if tty:
             out.write("\r\x1b[K" + text)
             out.flush()

@@ -50,6 +50,8 @@ class ServerHandle:
         self.timeouts = 0
         #: Seconds its last successful start took (spawn, handshake, discovery).
         self.start_seconds: float | None = None
+        #: It started once: a package runner has its package by now (no install timeout).
+        self.installed = False
         self.tools: list[dict[str, Any]] = []
         self.prompts: list[dict[str, Any]] = []
         self.resources: list[dict[str, Any]] = []

@@ -213,6 +213,12 @@ class Supervisor:
         self.set_state(handle, ServerState.STARTING)
         handle.error = None
         timeout = handle.config.timeout
+        if not handle.installed and is_package_runner(handle.config):
+            # npx -y, uvx, pipx run: the first start may download the package first (over a
+            # minute is common); it gets the longer of its timeout and INSTALL_TIMEOUT.
+            timeout = max(timeout, INSTALL_TIMEOUT)
+            self.handlers.emit({"type": "server_installing", "server": handle.name,
+                                "data": {"timeout": timeout}})
         began = time.monotonic()
         try:
             await asyncio.wait_for(self._connect(handle), timeout)
@@ -246,6 +252,7 @@ class Supervisor:
             await self._fail(handle, err)
             raise err from exc
         handle.start_seconds = time.monotonic() - began
+        handle.installed = True
         self.set_state(handle, ServerState.READY)
 
     def _make_transport(self, config: ServerConfig) -> Transport:
@@ -475,6 +482,21 @@ class Supervisor:
             os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().create_task(stop_then_exit())
+
+
+#: The first start of a server launched through a package runner may include a download.
+INSTALL_TIMEOUT = 300.0
+_RUNNERS = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "dlx"})
+
+
+def is_package_runner(config: Any) -> bool:
+    """Is the server started through a package runner that may download it first?"""
+    command = getattr(config, "command", None)
+    if not isinstance(command, str):
+        return False
+    name = os.path.basename(command).lower().removesuffix(".cmd").removesuffix(".exe")
+    args = list(getattr(config, "args", ()))
+    return name in _RUNNERS or (name in ("npm", "pnpm", "yarn") and bool(args) and args[0] in ("exec", "dlx"))
 
 
 _OOM = re.compile(r"(?i)out of memory|MemoryError|allocation failed|cannot allocate memory|ENOMEM")

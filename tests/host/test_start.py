@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,19 @@ async def test_selected_servers_are_isolated_from_broken_entries(tmp_path: Path)
     with pytest.raises(ConfigurationError, match="UNSET_VARIABLE_FOR_TEST"):
         async with MCPHost(str(path), servers=["bad"], environ=env):
             pass
+
+
+async def test_the_first_start_through_a_package_runner_may_take_longer(tmp_path: Path) -> None:
+    # "npx" here is this Python under that name, running the fake server: the host must treat
+    # its first start as a possible download (a longer timeout, a server_installing event).
+    runner = tmp_path / "npx"
+    runner.symlink_to(sys.executable)
+    entry = fake({"tools": [ECHO_TOOL]}, initializeDelay=1.0)
+    cfg = {"mcpServers": {"pkg": {**entry, "command": str(runner), "timeout": 0.5}}}
+    events: list[dict[str, Any]] = []
+    host = MCPHost(cfg)
+    host.on_event(events.append)
+    async with host:  # 1 s of start-up under a 0.5 s timeout: allowed the first time
+        assert [e["type"] for e in events if e["type"] == "server_installing"] == ["server_installing"]
+        with pytest.raises(ServerStartupError, match="start-up timeout of 0.5 s"):
+            await host.restart_server("pkg")  # the package is there now: its own timeout
