@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcphost"
 
 LAYER = {
     "errors": 0, "types": 0, "version": 0, "_json": 0, "bounds": 1,
-    "wire": 1, "protocol": 1, "config": 1, "jsonpos": 1, "schema": 1, "metrics": 1,
+    "wire": 1, "protocol": 1, "config": 1, "schema": 1, "metrics": 1,
     "process": 2, "transports": 2,
     "rpc": 3, "client": 3,
     "host": 4,
@@ -148,7 +148,7 @@ def test_fake_server_is_standalone() -> None:
 
 # Still to split (the configuration into a package, the fake server by concern); they may
 # not grow meanwhile. This list only shrinks.
-NOT_YET_SPLIT = {"config.py": 1573, "testing/server.py": 1199}
+NOT_YET_SPLIT = {"testing/server.py": 1199}
 
 
 def test_no_module_is_too_big() -> None:

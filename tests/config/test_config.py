@@ -25,8 +25,8 @@ from mcphost.config import (
     parse_memory,
     required_inputs,
 )
+from mcphost.config.jsonpos import loads
 from mcphost.errors import ConfigurationError, MCPHostError
-from mcphost.jsonpos import loads
 
 CONFIG_PATH = "/home/alice/projects/app/mcp.json"
 SECRET = "sk-live-0123456789abcdef"
@@ -1650,7 +1650,7 @@ def test_schema_messages_never_quote_values() -> None:
 
 
 def test_type_aliases_agree_with_the_schema() -> None:
-    from mcphost.config import _TYPE_ALIASES
+    from mcphost.config.entry import _TYPE_ALIASES
 
     for alias in _TYPE_ALIASES:
         for spelling in (alias, alias.upper(), alias.capitalize()):
@@ -1686,7 +1686,7 @@ def test_transport_spellings_get_the_schema_rules_and_messages(
 
 
 def test_the_loader_uses_the_schema_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from mcphost import config as config_mod
+    from mcphost.config import schema_errors as config_mod
 
     original = config_mod._schema_file()
     assert original == SCHEMA_PATH  # a source checkout: <repo>/schemas
@@ -1697,24 +1697,24 @@ def test_the_loader_uses_the_schema_file(monkeypatch: pytest.MonkeyPatch, tmp_pa
     changed = tmp_path / "mcp.json.schema.json"
     changed.write_text(json.dumps(schema), encoding="utf-8")
     monkeypatch.setattr(config_mod, "_schema_file", lambda: changed)
-    config_mod._config_schema.cache_clear()
+    config_mod.config_schema.cache_clear()
     try:
         err = error('{"servers": {\n"abcd": {"command": "x"}}}')
         assert str(err) == "mcp.json:2: servers.abcd: names have at most 3 characters here"
         assert list(load('{"servers": {"abc": {"command": "x"}}}').servers) == ["abc"]
     finally:
         monkeypatch.undo()
-        config_mod._config_schema.cache_clear()
+        config_mod.config_schema.cache_clear()
     assert list(load('{"servers": {"abcd": {"command": "x"}}}').servers) == ["abcd"]
 
 
 def test_schema_is_compiled_once() -> None:
-    from mcphost import config as config_mod
+    from mcphost.config import schema_errors as config_mod
 
-    first = config_mod._config_schema()
+    first = config_mod.config_schema()
     load(SCHEMA_DOC, inputs={"key": "k"})
     config_from_data({"mcpServers": {}}, environ={})
-    assert config_mod._config_schema() is first
+    assert config_mod.config_schema() is first
 
 
 def test_schema_only_rules() -> None:

@@ -1,4 +1,4 @@
-"""Tests for mcphost.jsonpos: the line-aware JSON(C) reader."""
+"""Tests for mcphost.config.jsonpos: the line-aware JSON(C) reader."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from mcphost.config.jsonpos import DEFAULT_MAX_DEPTH, display_name, format_path, loads
 from mcphost.errors import ConfigurationError
-from mcphost.jsonpos import DEFAULT_MAX_DEPTH, display_name, format_path, loads
 
 
 def syntax_error(text: str, **kwargs: object) -> str:

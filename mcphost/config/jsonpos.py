@@ -55,7 +55,7 @@ __all__ = [
     "loads",
 ]
 
-logger = logging.getLogger("mcphost.jsonpos")
+logger = logging.getLogger("mcphost.config")
 
 #: A JSON path: the keys (``str``) and indices (``int``) from the root to a value.
 JSONPath: TypeAlias = tuple[str | int, ...]

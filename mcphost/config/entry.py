@@ -1,0 +1,309 @@
+"""One server entry of ``mcp.json`` -> a :class:`~mcphost.config.model.ServerConfig`.
+
+The schema has checked the entry's structure; what is left is what a schema cannot do:
+which transport it is (``type``, fastmcp's ``transport``, Cline's ``transportType``, or
+inferred from ``command``/``url``), expansion of every field that takes references, the
+checks of expanded values (URLs, NULs and line breaks), ``envFile``, limits and roots.
+"""
+
+from __future__ import annotations
+
+import math
+import os.path
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from . import dotenv
+from .expand import Expander
+from .jsonpos import JSONPath
+from .model import DEFAULT_TIMEOUT, Limits, ServerConfig, ToolFilter, _FrozenDict, parse_memory
+
+_TYPE_ALIASES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamablehttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+    "websocket": "websocket",
+    "ws": "websocket",
+}
+
+# Fields other clients write into server entries that mcphost accepts (the schema lists
+# them) and ignores, with a note. They are never offered as "did you mean" suggestions.
+# ("disabled" is honoured, "transport"/"transportType" are read as the type.)
+_IGNORED_FIELDS = frozenset(
+    {
+        "description",
+        "autoApprove",
+        "alwaysAllow",
+        "gallery",
+        "version",
+        "dev",
+        "sandbox",
+        "trust",
+        "icon",
+        "name",
+    }
+)
+# Which fields belong to which kind of server. The schema enforces this for servers whose
+# transport is given by "type" or inferred from command/url; the loader applies it when the
+# type comes from fastmcp's "transport" or Cline's "transportType" (which the schema does
+# not interpret).
+_STDIO_ONLY = ("command", "args", "env", "envFile", "cwd", "limits")
+_REMOTE_ONLY = ("url", "headers")
+# A start-up timeout above this many seconds is most likely milliseconds: note it.
+_SUSPICIOUS_TIMEOUT = 3600.0
+
+
+class EntryLoader(Expander):
+    """Builds servers from entries; the document-level checks are in ``load``."""
+
+    def load_server(self, top: str, name: str, raw: Mapping[str, Any]) -> ServerConfig:
+        """Build one server from its entry (whose structure the schema has validated)."""
+        spath: JSONPath = (top, name)
+        for key in raw:
+            if key in _IGNORED_FIELDS:
+                self.note((*spath, key), "ignored (a field of another MCP client)")
+
+        def fp(*parts: str | int) -> JSONPath:
+            return (*spath, *parts)
+
+        enabled = raw.get("enabled", True)
+        if "disabled" in raw:
+            if "enabled" in raw and raw["enabled"] == raw["disabled"]:
+                self.error(fp("disabled"), 'contradicts "enabled"', server=name)
+            enabled = not raw["disabled"]
+        self.lenient = not enabled
+
+        kind, source = self.server_type(spath, raw, name)
+        if "type" not in raw and ("transport" in raw or "transportType" in raw):
+            # The schema applies these rules when the type is given by "type" or inferred
+            # without "transport"/"transportType"; here they follow the type those give.
+            self.check_kind(spath, raw, kind, source, name)
+
+        command: str | None = None
+        args: tuple[str, ...] = ()
+        env: dict[str, str] = {}
+        cwd: str | None = None
+        url: str | None = None
+        headers: dict[str, str] = {}
+        limits: Limits | None = None
+        if kind == "stdio":
+            command = self.expand(fp("command"), raw["command"], name)
+            if not command.strip():  # after expansion (the schema refuses a blank literal)
+                self.error(fp("command"), "must not be empty", server=name)
+            raw_args = raw.get("args", ())
+            args = tuple(self.expand(fp("args", i), a, name) for i, a in enumerate(raw_args))
+            if not raw_args and " " in raw["command"].strip() and "${" not in raw["command"]:
+                self.note(
+                    fp("command"),
+                    'contains spaces and there are no "args": commands run without a shell, '
+                    'so put the arguments in "args"',
+                )
+            if "envFile" in raw:
+                env.update(self.env_file(fp("envFile"), raw["envFile"], name))
+            for key, value in raw.get("env", {}).items():
+                expanded = self.expand(fp("env", key), value, name)
+                if "\0" in expanded:
+                    self.error(fp("env", key), "contains a NUL character", server=name)
+                env[key] = expanded
+            if "cwd" in raw:
+                cwd = self.local_path(fp("cwd"), raw["cwd"], name)
+            if raw.get("limits") is not None:
+                limits = self.limits(fp("limits"), raw["limits"], name)
+        else:
+            url = self.expand(fp("url"), raw["url"], name)
+            self.check_url(fp("url"), url, kind, name)
+            for key, value in raw.get("headers", {}).items():
+                expanded = self.expand(fp("headers", key), value, name)
+                if any(c in expanded for c in "\r\n\0"):
+                    self.error(
+                        fp("headers", key),
+                        "header value contains a line break or NUL character",
+                        server=name,
+                    )
+                headers[key] = expanded
+
+        timeout = DEFAULT_TIMEOUT
+        if "timeout" in raw:
+            timeout = self.seconds(fp("timeout"), raw["timeout"], name)
+            if timeout > _SUSPICIOUS_TIMEOUT:
+                self.note(fp("timeout"), "is in seconds; this value looks like milliseconds")
+        request_timeout = None
+        if raw.get("requestTimeout") is not None:
+            request_timeout = self.seconds(fp("requestTimeout"), raw["requestTimeout"], name)
+        shutdown_timeout = None
+        if raw.get("shutdownTimeout") is not None:
+            shutdown_timeout = self.seconds(fp("shutdownTimeout"), raw["shutdownTimeout"], name)
+
+        dependencies: list[str] = []
+        for i, dep in enumerate(raw.get("dependencies", ())):
+            if dep == name:
+                self.error(fp("dependencies", i), "a server cannot depend on itself", server=name)
+            if dep not in dependencies:
+                dependencies.append(dep)
+
+        tools = ToolFilter()
+        if raw.get("tools") is not None:
+            tools = ToolFilter(
+                allow=tuple(raw["tools"].get("allow", ())),
+                deny=tuple(raw["tools"].get("deny", ())),
+            )
+        roots = tuple(
+            self.root(fp("roots", i), r, name) for i, r in enumerate(raw.get("roots", ()))
+        )
+        self.lenient = False
+        line = self.doc.line(spath, exact=True) if self.doc is not None else None
+        return ServerConfig(
+            name=name,
+            type=kind,
+            command=command,
+            args=args,
+            env=_FrozenDict(env.items()),
+            cwd=cwd,
+            url=url,
+            headers=_FrozenDict(headers.items()),
+            timeout=timeout,
+            request_timeout=request_timeout,
+            shutdown_timeout=shutdown_timeout,
+            dependencies=tuple(dependencies),
+            enabled=enabled,
+            limits=limits,
+            tools=tools,
+            priority=int(raw.get("priority", 0)),
+            domains=tuple(raw.get("domains", ())),
+            roots=roots,
+            line=line,
+            inherit_env=bool(raw.get("inheritEnv", False)),
+        )
+
+    def seconds(self, fpath: JSONPath, value: float, server: str) -> float:
+        # The schema checks type and range; JSON has no infinity, but data built in code may.
+        if not math.isfinite(value):
+            self.error(fpath, "expected a finite number of seconds", server=server)
+        return float(value)
+
+    def check_kind(
+        self, spath: JSONPath, raw: Mapping[str, Any], kind: str, source: str, name: str
+    ) -> None:
+        """The schema's rules on which fields a kind of server takes, for the given kind."""
+        wrong: tuple[str, ...]
+        if kind == "stdio":
+            wrong, why = _REMOTE_ONLY, "only applies to http, sse and websocket servers"
+        elif source == "url":
+            wrong, why = _STDIO_ONLY, 'only applies to stdio servers (this one has a "url")'
+        else:
+            wrong, why = _STDIO_ONLY, f'only applies to stdio servers (this one is "{kind}")'
+        for key in wrong:
+            if key in raw:
+                self.error((*spath, key), why, server=name)
+        needed = "command" if kind == "stdio" else "url"
+        if needed not in raw:
+            what = "a stdio server" if kind == "stdio" else f'a "{kind}" server'
+            self.error(spath, f'{what} needs "{needed}"', server=name)
+
+    def server_type(self, spath: JSONPath, raw: Mapping[str, Any], name: str) -> tuple[str, str]:
+        """Return the server's transport and where it came from (a field name).
+
+        ``type`` wins, then fastmcp's ``transport``, then Cline's ``transportType`` (an
+        unknown value of those two is noted and ignored); otherwise the type is inferred
+        from ``command`` or ``url``. The schema has checked that ``type`` is a known keyword.
+        """
+        given: list[tuple[str, str]] = []
+        for key in ("type", "transport", "transportType"):
+            if key in raw:
+                kind = _TYPE_ALIASES.get(raw[key].lower())
+                if kind is None:
+                    self.note((*spath, key), "unrecognised value ignored")
+                    continue
+                given.append((key, kind))
+        if given:
+            key, kind = given[0]
+            for other_key, other in given[1:]:
+                if other != kind and other_key == "transport":
+                    self.error((*spath, other_key), f'contradicts "{key}" ({kind})', server=name)
+            return kind, key
+        # Inference. Without "transport"/"transportType" the schema has already refused an
+        # entry with both or neither of command and url; with an unknown one, it is here.
+        has_command = "command" in raw
+        has_url = "url" in raw
+        if has_command and has_url:
+            self.error(
+                spath,
+                'has both "command" and "url": set "type" to say which transport to use',
+                server=name,
+            )
+        if has_command:
+            return "stdio", "command"
+        if has_url:
+            url = raw["url"]
+            scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+            if scheme in ("ws", "wss"):
+                return "websocket", "url"
+            try:
+                path = urllib.parse.urlsplit(url).path if "${" not in url else url
+            except ValueError:
+                path = url  # not a valid URL: check_url says so
+            if path.rstrip("/").endswith("/sse"):
+                return "sse", "url"
+            return "http", "url"
+        self.error(
+            spath,
+            'needs "command" (a stdio server) or "url" (an http, sse or websocket server)',
+            server=name,
+        )
+
+    def check_url(self, fpath: JSONPath, url: str, kind: str, name: str) -> None:
+        if self.lenient and "${" in url:
+            return
+        schemes = ("ws", "wss") if kind == "websocket" else ("http", "https")
+        try:
+            parts = urllib.parse.urlsplit(url)
+        except ValueError:
+            self.error(fpath, "not a valid URL", server=name)
+        if parts.scheme.lower() not in schemes or not parts.netloc:
+            self.error(
+                fpath,
+                f"expected a {schemes[0]}:// or {schemes[1]}:// URL for a {kind} server",
+                server=name,
+            )
+
+    def env_file(self, fpath: JSONPath, raw: str, name: str) -> dict[str, str]:
+        if self.lenient:
+            return {}  # a disabled server's envFile is not read (it may not exist)
+        file_path = self.local_path(fpath, raw, name)
+        shown = os.path.basename(file_path.rstrip("/\\")) or "envFile"
+        if self.read_text is None:
+            self.error(
+                fpath, "cannot read the envFile: no read_text function was given", server=name
+            )
+        try:
+            text = self.read_text(file_path)
+        except (OSError, ValueError) as exc:
+            self.error(fpath, f"cannot read {shown} ({type(exc).__name__})", server=name)
+        try:
+            return dotenv.parse(text)
+        except dotenv.DotenvError as exc:
+            self.error(fpath, f"{shown}:{exc.line}: {exc.reason}", server=name)
+    def limits(self, fpath: JSONPath, raw: Mapping[str, Any], name: str) -> Limits | None:
+        memory = None
+        value = raw.get("memory")
+        if value is not None:
+            try:
+                # The schema checks the form; the size itself ("0M"...) is checked here.
+                memory = parse_memory(int(value) if isinstance(value, float) else value)
+            except ValueError as exc:
+                self.error((*fpath, "memory"), str(exc), server=name)
+        cpu = raw.get("cpuSeconds")
+        files = raw.get("openFiles")
+        procs = raw.get("processes")
+        if memory is None and cpu is None and files is None and procs is None:
+            return None
+        return Limits(
+            memory_bytes=memory,
+            cpu_seconds=None if cpu is None else int(cpu),
+            open_files=None if files is None else int(files),
+            processes=None if procs is None else int(procs),
+        )

@@ -1,0 +1,312 @@
+"""The values of a configuration: frozen ``HostConfig`` / ``ServerConfig`` and their parts.
+
+Layer 1 (no I/O). Nothing here validates a file: :mod:`mcphost.config.load` builds these
+values from a document that has been checked; code may also build them directly.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from mcphost.errors import ConfigurationError
+
+#: Start-up timeout (seconds) when a server sets none.
+DEFAULT_TIMEOUT = 30.0
+
+#: Server names: the host routes ``server.tool`` on the first dot, so names have none. (The
+#: rule itself lives in the schema, ``$defs/serverName``; a test keeps the two equal.)
+SERVER_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
+
+_MEMORY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*\Z", re.IGNORECASE)
+_MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+_V = TypeVar("_V")
+
+
+class _FrozenMap(Mapping[str, _V]):
+    """An immutable, hashable mapping that keeps the order it was given."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, items: Iterable[tuple[str, _V]] = ()) -> None:
+        self._data: dict[str, _V] = dict(items)
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> _V:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        # Order-free, like the equality Mapping defines.
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._data.items()) == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+
+class _FrozenDict(_FrozenMap[str]):
+    """A frozen ``str -> str`` mapping whose repr hides the values.
+
+    Used for ``env`` and ``headers``: they often hold tokens, and a ``ServerConfig`` ends
+    up in logs and tracebacks through its repr.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: '***'" for k in self._data) + "}"
+
+
+_EMPTY: Mapping[str, str] = _FrozenDict()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for a stdio server's process.
+
+    Attributes:
+        memory_bytes: memory limit in bytes (RLIMIT_DATA), or ``None`` for no limit.
+        cpu_seconds: CPU-time limit in seconds, or ``None`` for no limit.
+        open_files: most open file descriptors, or ``None``.
+        processes: most processes of the user (RLIMIT_NPROC), or ``None``.
+    """
+
+    memory_bytes: int | None = None
+    cpu_seconds: int | None = None
+    open_files: int | None = None
+    processes: int | None = None
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_globs(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+@dataclass(frozen=True)
+class ToolFilter:
+    """Which of a server's tools the host exposes.
+
+    Patterns are shell-style globs (:func:`fnmatch.fnmatchcase`: case-sensitive, ``*``,
+    ``?``, ``[...]``) matched against the tool's own name, without the server prefix.
+
+    Attributes:
+        allow: if not empty, only tools matching one of these are exposed.
+        deny: tools matching one of these are never exposed (deny wins over allow).
+    """
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    def permits(self, tool_name: str) -> bool:
+        """Return whether ``tool_name`` passes the filter.
+
+        Args:
+            tool_name: the tool's name as the server reports it (no ``server.`` prefix).
+
+        Returns:
+            ``False`` if a ``deny`` pattern matches; otherwise ``True`` if ``allow`` is
+            empty or one of its patterns matches.
+        """
+        deny = _compile_globs(self.deny)
+        if deny is not None and deny.match(tool_name):
+            return False
+        allow = _compile_globs(self.allow)
+        return allow is None or allow.match(tool_name) is not None
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """A value the application must supply for ``${input:id}`` (VS Code ``inputs``).
+
+    Attributes:
+        id: the input's id, as in ``${input:id}``.
+        description: the prompt to show (empty when the input was not declared).
+        password: whether the value is a secret (mask it when asking; never log it).
+            Inputs referenced without a declaration are treated as secrets.
+        default: the value to use when the application supplies none, if any.
+        type: ``"promptString"`` or ``"pickString"``.
+        options: for ``pickString``, the values to choose from.
+    """
+
+    id: str
+    description: str = ""
+    password: bool = False
+    default: str | None = None
+    type: str = "promptString"
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server of the configuration, validated and with every reference expanded.
+
+    Attributes:
+        name: the configuration key (``^[A-Za-z][A-Za-z0-9_-]*$``).
+        type: ``"stdio"``, ``"http"`` (Streamable HTTP), ``"sse"`` (legacy HTTP+SSE) or
+            ``"websocket"``.
+        command: the program to run (stdio), run without a shell.
+        args: its arguments, passed as they are.
+        env: variables for the child, from ``envFile`` then ``env`` (``env`` wins). The
+            process layer adds only an allow-list of the parent's environment.
+        cwd: the child's working directory (relative paths resolved against the config
+            file's directory), or ``None`` to inherit.
+        url: the endpoint (http, sse, websocket).
+        headers: extra HTTP headers for remote servers.
+        timeout: start-up timeout in seconds (spawn/connect plus ``initialize``).
+        request_timeout: default per-request timeout in seconds, or ``None`` for the
+            host's default.
+        shutdown_timeout: seconds to wait at each step of the shutdown ladder, or ``None``
+            for the host's default.
+        dependencies: servers that must be started before this one.
+        enabled: ``False`` to keep the entry without starting it.
+        limits: resource limits for a stdio process, or ``None``.
+        tools: which tools are exposed.
+        priority: tie-breaker when several servers could serve the same resource URI
+            (higher wins).
+        domains: free-form labels the application can use to group or select servers.
+        roots: ``file://`` URIs offered to this server as its roots (empty: the host's).
+        inherit_env: the child gets the host's whole environment, not the allow-list.
+        line: line of the entry in the file, or ``None`` (configuration built in code).
+    """
+
+    name: str
+    type: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default=_EMPTY)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default=_EMPTY)
+    timeout: float = DEFAULT_TIMEOUT
+    request_timeout: float | None = None
+    shutdown_timeout: float | None = None
+    dependencies: tuple[str, ...] = ()
+    enabled: bool = True
+    limits: Limits | None = None
+    tools: ToolFilter = field(default_factory=ToolFilter)
+    priority: int = 0
+    domains: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    line: int | None = field(default=None, compare=False)
+    inherit_env: bool = False
+
+    def __post_init__(self) -> None:
+        # Make env/headers immutable (and hashable) even when built in code from dicts.
+        for name in ("env", "headers"):
+            value = getattr(self, name)
+            if not isinstance(value, _FrozenDict):
+                object.__setattr__(self, name, _FrozenDict(value.items()))
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """A whole configuration.
+
+    Attributes:
+        servers: every server, enabled or not, in file order.
+        path: the file it was read from, or ``None``.
+        inputs: the ``inputs`` declared in the file (VS Code dialect).
+        notes: things that were accepted but ignored (unknown top-level keys, fields of
+            other clients) and likely mistakes that are not errors; each is
+            ``file:line: field: note``. They are also logged at debug level.
+        secrets: every value a ``${VAR}``, ``${env:VAR}`` or ``${input:id}`` reference was
+            expanded to (4 characters or more): the host keeps them out of its logs and of
+            the errors it returns.
+    """
+
+    servers: Mapping[str, ServerConfig]
+    path: str | None = None
+    inputs: tuple[InputSpec, ...] = ()
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    secrets: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    #: Servers not selected (``only=``): listed disabled, neither expanded nor validated.
+    left_out: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        # Read-only even when built in code from a dict (or by dataclasses.replace).
+        if not isinstance(self.servers, _FrozenMap):
+            object.__setattr__(self, "servers", _FrozenMap(self.servers.items()))
+
+    def start_order(self) -> list[list[str]]:
+        """Group the enabled servers in dependency layers.
+
+        Every server in a layer depends only on servers of earlier layers, so a layer can
+        be started in parallel once the previous one is up. Within a layer servers keep
+        file order. Disabled servers are left out (an enabled server cannot depend on a
+        disabled one: the loader refuses it).
+
+        Returns:
+            The layers, first to start first.
+        """
+        enabled = [name for name, server in self.servers.items() if server.enabled]
+        done: set[str] = set()
+        layers: list[list[str]] = []
+        remaining = enabled
+        while remaining:
+            layer = [
+                name
+                for name in remaining
+                if all(dep in done for dep in self.servers[name].dependencies)
+            ]
+            if not layer:  # only reachable for a HostConfig built by hand
+                raise ConfigurationError(
+                    "cannot order servers (a dependency cycle, or a dependency that is "
+                    "unknown or disabled): " + ", ".join(remaining),
+                    path=self.path,
+                )
+            layers.append(layer)
+            done.update(layer)
+            remaining = [name for name in remaining if name not in done]
+        return layers
+
+
+
+def parse_memory(value: int | str) -> int:
+    """Parse a memory size: an integer (bytes) or a string such as ``"512M"`` or ``"2G"``.
+
+    Units are binary and case-insensitive: ``K`` = 1024, ``M`` = 1024², ``G`` = 1024³,
+    ``T`` = 1024⁴; ``KB``/``KiB`` etc. mean the same. Fractions are allowed
+    (``"1.5G"``).
+
+    Args:
+        value: the size.
+
+    Returns:
+        The size in bytes.
+
+    Raises:
+        ValueError: the value is not a positive size.
+    """
+    if isinstance(value, bool):
+        raise ValueError("expected an integer or a string like '512M'")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError("must be greater than 0")
+        return value
+    m = _MEMORY.match(value)
+    if m is None:
+        raise ValueError("expected a size like 536870912, '512M' or '2G' (units K, M, G, T)")
+    size = int(float(m.group(1)) * _MEMORY_UNITS[m.group(2).upper()])
+    if size <= 0:
+        raise ValueError("must be greater than 0")
+    return size
+
