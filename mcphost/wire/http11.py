@@ -1,0 +1,499 @@
+"""HTTP/1.1, client side: request bytes out, response events in (RFC 9112).
+
+Sans-I/O (layer 1). ``build_request`` turns a method, target, headers and body into bytes;
+``ResponseParser`` is fed what the connection reads and returns ``Response``, ``Data`` and
+``EndOfMessage`` events, one response after another on a kept-alive connection.
+
+Everything a server controls is bounded (header block, header count, chunk-size line,
+optionally the body), and every malformed input raises ``HttpProtocolError`` with a message
+naming what was wrong: a transport fails the connection on it and never sees an
+``IndexError`` or a ``UnicodeDecodeError`` from here.
+
+Cost is linear in the input: the parser keeps one buffer and a read position, finds line
+ends and the end of the head with ``bytes.find`` (resuming where the last search stopped),
+and copies body bytes once. Nothing steps through the input a byte at a time in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Union
+
+__all__ = [
+    "LAST_CHUNK", "Data", "EndOfMessage", "Event", "HttpProtocolError", "Response",
+    "ResponseParser", "build_request", "encode_chunk",
+]
+
+DEFAULT_MAX_HEADER_SIZE: Final = 64 * 1024
+DEFAULT_MAX_HEADERS: Final = 100
+DEFAULT_MAX_CHUNK_LINE: Final = 1024
+# The terminating chunk with no trailers (RFC 9112 §7.1: last-chunk trailer-section CRLF).
+LAST_CHUNK: Final = b"0\r\n\r\n"
+
+# RFC 9110 §5.6.2: token = 1*tchar.
+_TOKEN: Final = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 9112 §4: status-line = HTTP-version SP status-code SP [ reason-phrase ]. The SP before
+# an empty reason is often left out by servers; it is accepted missing.
+_STATUS: Final = re.compile(rb"HTTP/([0-9])\.([0-9]) ([0-9]{3})(?: (.*))?", re.S)
+# Control characters other than HTAB are not allowed in a field value or reason phrase.
+_CTL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+_CTL_STR: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_TARGET: Final = re.compile(r"[\x21-\x7e]+")
+_HEX: Final = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_DIGITS: Final = re.compile(r"[0-9]{1,19}")
+# RFC 9112 §2.2: a client SHOULD ignore empty lines received before the status line.
+_BLANK: Final = re.compile(rb"[\r\n]*")
+_OWS: Final = b" \t"
+
+# Parser states.
+_HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER = range(6)
+_UNTIL_CLOSE, _SWITCHED, _CLOSED, _FAILED = range(6, 10)
+
+
+class HttpProtocolError(ValueError):
+    """The peer sent bytes that are not HTTP/1.1, or a request to build is malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A final response head: header names lower-cased, in order, repeats kept."""
+
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    http_version: str = "1.1"
+
+
+@dataclass(frozen=True, slots=True)
+class Data:
+    """Some bytes of the body (the chunking is the network's, not the message's)."""
+
+    chunk: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfMessage:
+    """The body of the current response is complete."""
+
+
+Event = Union[Response, Data, EndOfMessage]
+
+
+def _take(buf: bytearray, start: int, stop: int) -> bytes:
+    """``bytes(buf[start:stop])`` in one copy instead of two (bodies can be large)."""
+    with memoryview(buf) as view:
+        return view[start:stop].tobytes()
+
+
+def _header_lines(headers: Iterable[tuple[str, str]]) -> tuple[list[bytes], dict[str, str]]:
+    lines = []
+    seen: dict[str, str] = {}
+    for name, value in headers:
+        if not _TOKEN.fullmatch(name.encode("ascii", "replace")):
+            raise HttpProtocolError(f"bad header name: {name!r}")
+        # Leading and trailing whitespace is not part of a field value (RFC 9110 §5.5);
+        # it is dropped rather than refused, since it is usually a copy-paste accident.
+        value = value.strip(" \t")
+        if _CTL_STR.search(value):
+            raise HttpProtocolError(f"bad header value for {name!r}: control character")
+        try:
+            raw = value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise HttpProtocolError(f"header value for {name!r} is not latin-1") from None
+        lines.append(name.encode("ascii") + b": " + raw + b"\r\n")
+        seen.setdefault(name.lower(), value)
+    return lines, seen
+
+
+def build_request(
+    method: str,
+    target: str,
+    headers: Iterable[tuple[str, str]],
+    body: bytes | None = None,
+    *,
+    chunked: bool = False,
+) -> bytes:
+    """The bytes of a request.
+
+    ``headers`` must hold ``Host`` (RFC 9112 §3.2: "A client MUST send a Host header field
+    in all HTTP/1.1 request messages"). With a ``body`` a ``Content-Length`` is added unless
+    given. With ``chunked=True`` the head says ``Transfer-Encoding: chunked`` and the body,
+    if any, follows as one chunk and the last chunk; with ``body=None`` only the head is
+    returned and the caller streams ``encode_chunk(...)`` and then ``LAST_CHUNK``.
+    """
+    if not _TOKEN.fullmatch(method.encode("ascii", "replace")):
+        raise HttpProtocolError(f"bad method: {method!r}")
+    if not _TARGET.fullmatch(target):
+        raise HttpProtocolError(f"bad request target: {target!r}")
+    lines, seen = _header_lines(headers)
+    if "host" not in seen:
+        raise HttpProtocolError("request has no Host header")
+    if "transfer-encoding" in seen:
+        raise HttpProtocolError("Transfer-Encoding is set by chunked=True, not as a header")
+    length = seen.get("content-length")
+    if length is not None:
+        if chunked:
+            raise HttpProtocolError("Content-Length given for a chunked request")
+        if body is not None and length != str(len(body)):
+            raise HttpProtocolError(f"Content-Length {length!r} but the body is {len(body)} bytes")
+    elif chunked:
+        lines.append(b"Transfer-Encoding: chunked\r\n")
+    elif body is not None:
+        lines.append(b"Content-Length: %d\r\n" % len(body))
+    head = b"%s %s HTTP/1.1\r\n%s\r\n" % (method.encode("ascii"), target.encode("ascii"), b"".join(lines))
+    if body is None:
+        return head
+    if chunked:
+        return head + encode_chunk(body) + LAST_CHUNK
+    return head + body
+
+
+def encode_chunk(data: bytes) -> bytes:
+    """One chunk of a chunked body; empty ``data`` gives nothing (an empty chunk would end it)."""
+    if not data:
+        return b""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class ResponseParser:
+    """Incremental parser of the responses on one connection.
+
+    ``feed`` returns the events the data completed; ``feed_eof`` says the server closed the
+    connection (it ends a body read until close, and is an error inside any other body).
+    Which responses have a body depends on the request (RFC 9112 §6.3: none after HEAD);
+    say it with ``method`` and ``expect_body`` here or with ``set_request`` before the next
+    response. Interim 1xx responses (100 Continue, 103 Early Hints) are skipped. A 101
+    Switching Protocols (or a 2xx to CONNECT) gives ``Response`` and ``EndOfMessage`` and
+    ends HTTP on the connection: later bytes collect in ``trailing_data``.
+
+    After an error the parser stays failed: every later call raises again.
+    """
+
+    __slots__ = (
+        "_body_size",
+        "_buf",
+        "_error",
+        "_expect_body",
+        "_method",
+        "_remaining",
+        "_scan",
+        "_state",
+        "_total",
+        "_trailer_count",
+        "_trailer_size",
+        "keep_alive",
+        "max_body_size",
+        "max_chunk_line",
+        "max_header_size",
+        "max_headers",
+    )
+
+    def __init__(
+        self,
+        method: str = "GET",
+        *,
+        expect_body: bool = True,
+        max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
+        max_headers: int = DEFAULT_MAX_HEADERS,
+        max_chunk_line: int = DEFAULT_MAX_CHUNK_LINE,
+        max_body_size: int | None = None,
+    ) -> None:
+        if min(max_header_size, max_headers, max_chunk_line) <= 0:
+            raise ValueError("limits must be positive")
+        if max_body_size is not None and max_body_size < 0:
+            raise ValueError("max_body_size must not be negative")
+        self.max_header_size = max_header_size
+        self.max_headers = max_headers
+        self.max_chunk_line = max_chunk_line
+        self.max_body_size = max_body_size
+        self._method = method.upper()
+        self._expect_body = expect_body
+        self._buf = bytearray()
+        self._state = _HEAD
+        self._scan = 0  # bytes of the head already known to hold no terminator
+        self._remaining = 0
+        self._total = 0
+        self._body_size = 0
+        self._trailer_size = 0
+        self._trailer_count = 0
+        self._error = ""
+        #: Whether the connection may carry another request after this response (RFC 9112
+        #: §9.3): false for HTTP/1.0 without keep-alive, ``Connection: close``, or a body
+        #: read until close. Valid once ``Response`` was returned.
+        self.keep_alive = True
+
+    def set_request(self, method: str = "GET", *, expect_body: bool = True) -> None:
+        """Say which request the next response answers (``HEAD`` or ``expect_body=False``: no body)."""
+        self._method = method.upper()
+        self._expect_body = expect_body
+
+    @property
+    def trailing_data(self) -> bytes:
+        """Bytes received after a 101 (or CONNECT) response: they belong to the new protocol."""
+        return bytes(self._buf) if self._state in (_SWITCHED, _CLOSED) else b""
+
+    def feed(self, data: bytes) -> list[Event]:
+        """Add ``data`` and return the events it completed."""
+        self._check_usable()
+        if self._state == _CLOSED:
+            raise self._fail("data after the end of the stream")
+        self._buf += data
+        if self._state == _SWITCHED:
+            return []
+        events: list[Event] = []
+        try:
+            pos = self._run(events)
+        except HttpProtocolError as exc:
+            self._state = _FAILED
+            self._error = str(exc)
+            raise
+        if pos:
+            del self._buf[:pos]
+        return events
+
+    def feed_eof(self) -> list[Event]:
+        """The server closed the connection: end a body read until close, or fail."""
+        self._check_usable()
+        state = self._state
+        if state == _UNTIL_CLOSE:
+            self._state = _CLOSED
+            return [EndOfMessage()]
+        if state == _HEAD:
+            if _BLANK.fullmatch(self._buf) is None:
+                raise self._fail("connection closed inside a response head")
+        elif state == _LENGTH:
+            raise self._fail(
+                f"connection closed with {self._remaining} of {self._total} body bytes missing"
+            )
+        elif state in (_CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER):
+            raise self._fail("connection closed inside a chunked body")
+        if state != _SWITCHED:
+            self._buf.clear()
+        self._state = _CLOSED
+        return []
+
+    def _check_usable(self) -> None:
+        if self._state == _FAILED:
+            raise HttpProtocolError(f"parser already failed: {self._error}")
+
+    def _fail(self, message: str) -> HttpProtocolError:
+        self._state = _FAILED
+        self._error = message
+        return HttpProtocolError(message)
+
+    def _run(self, events: list[Event]) -> int:
+        """Parse from the start of the buffer; return how many bytes were consumed."""
+        buf = self._buf
+        pos = 0
+        while True:
+            state = self._state
+            if state == _HEAD:
+                found = self._find_head(pos)
+                if isinstance(found, int):
+                    return found
+                pos = self._head(events, *found)
+                if self._state == _SWITCHED:
+                    return pos
+            elif state in (_LENGTH, _CHUNK_DATA):
+                n = min(len(buf) - pos, self._remaining)
+                if n == 0:
+                    return pos
+                events.append(Data(_take(buf, pos, pos + n)))
+                pos += n
+                self._remaining -= n
+                if self._remaining:
+                    return pos
+                if state == _LENGTH:
+                    events.append(EndOfMessage())
+                    self._state = _HEAD
+                else:
+                    self._state = _CHUNK_CRLF
+            elif state == _CHUNK_SIZE:
+                pos = self._chunk_size(pos)
+                if self._state == _CHUNK_SIZE:
+                    return pos
+            elif state == _CHUNK_CRLF:
+                # RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF.
+                tail = bytes(buf[pos : pos + 2])
+                if tail[:1] == b"\n":
+                    pos += 1
+                elif tail == b"\r\n":
+                    pos += 2
+                elif tail in (b"", b"\r"):
+                    return pos
+                else:
+                    raise HttpProtocolError(f"missing CRLF after chunk data: {tail!r}")
+                self._state = _CHUNK_SIZE
+            elif state == _TRAILER:
+                pos = self._trailer(events, pos)
+                if self._state == _TRAILER:
+                    return pos
+            else:  # _UNTIL_CLOSE
+                n = len(buf) - pos
+                if n:
+                    self._count_body(n)
+                    events.append(Data(_take(buf, pos, len(buf))))
+                return len(buf)
+
+    def _find_head(self, pos: int) -> tuple[int, int, int] | int:
+        """The head at ``pos``: (start, end of its last line, after it), or bytes consumed."""
+        buf = self._buf
+        # Blank lines before the head are skipped; once the head began there are none.
+        found = _BLANK.match(buf, pos)
+        start = found.end() if found else pos
+        scan = start + self._scan
+        # RFC 9112 §2.2: a recipient MAY recognize a single LF as a line terminator.
+        crlf = buf.find(b"\n\r\n", scan)
+        lf = buf.find(b"\n\n", scan, crlf + 2 if crlf >= 0 else len(buf))
+        if lf < 0 and crlf < 0:
+            if len(buf) - start > self.max_header_size:
+                raise HttpProtocolError(f"header block over {self.max_header_size} bytes")
+            # Resume the search where it stopped: the terminator may begin in the last 2 bytes.
+            self._scan = max(0, len(buf) - start - 2)
+            return start
+        end, after = (lf, lf + 2) if lf >= 0 else (crlf, crlf + 3)
+        if after - start > self.max_header_size:  # the block counts its line ends
+            raise HttpProtocolError(f"header block over {self.max_header_size} bytes")
+        self._scan = 0
+        return start, end, after
+
+    def _head(self, events: list[Event], start: int, end: int, after: int) -> int:
+        """Parse one head, emit what it means, choose how the body is framed."""
+        lines = bytes(self._buf[start:end]).split(b"\n")
+        status_line = lines[0].removesuffix(b"\r")
+        match = _STATUS.fullmatch(status_line)
+        if match is None or (match[4] is not None and _CTL.search(match[4])):
+            raise HttpProtocolError(f"bad status line: {status_line[:100]!r}")
+        if match[1] != b"1":
+            raise HttpProtocolError(f"unsupported HTTP version: {status_line[:100]!r}")
+        status = int(match[3])
+        if status < 100:
+            raise HttpProtocolError(f"bad status code: {status_line[:100]!r}")
+        headers = self._headers(lines)
+        if 100 <= status < 200 and status != 101:
+            return after  # RFC 9110 §15.2: interim responses; the final one follows.
+        version = "1." + match[2].decode()
+        events.append(Response(status, (match[4] or b"").decode("latin-1"), headers, version))
+        connection = {
+            token.strip().lower()
+            for name, value in headers
+            if name == "connection"
+            for token in value.split(",")
+        }
+        self.keep_alive = "close" not in connection and (version != "1.0" or "keep-alive" in connection)
+        method = self._method
+        if status == 101 or (method == "CONNECT" and 200 <= status < 300):
+            events.append(EndOfMessage())
+            self._state = _SWITCHED
+            return after
+        self._body_size = 0
+        # RFC 9112 §6.3: the rules that decide the length of a response body, in order.
+        if not self._expect_body or method == "HEAD" or status in (204, 304):
+            events.append(EndOfMessage())
+            return after
+        te = [value for name, value in headers if name == "transfer-encoding"]
+        cl = [value for name, value in headers if name == "content-length"]
+        if te:
+            if cl:
+                # §6.3 point 3: both present "ought to be handled as an error".
+                raise HttpProtocolError("response has both Transfer-Encoding and Content-Length")
+            codings = [c.strip().lower() for v in te for c in v.split(",") if c.strip()]
+            # Only chunked is supported: no request of ours offers any other coding (TE).
+            if codings != ["chunked"]:
+                raise HttpProtocolError(f"unsupported Transfer-Encoding: {', '.join(te)!r}")
+            self._state = _CHUNK_SIZE
+        elif cl:
+            # §6.3 point 5: a list of identical values is accepted as that value.
+            values = {v.strip(" \t") for item in cl for v in item.split(",")}
+            if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
+                raise HttpProtocolError(f"bad Content-Length: {', '.join(cl)!r}")
+            length = int(values.pop())
+            self._count_body(length)
+            if length == 0:
+                events.append(EndOfMessage())
+            else:
+                self._state = _LENGTH
+                self._remaining = self._total = length
+        else:
+            # §6.3 point 8: no framing, the body is everything until the server closes.
+            self.keep_alive = False
+            self._state = _UNTIL_CLOSE
+        return after
+
+    def _headers(self, lines: list[bytes]) -> list[tuple[str, str]]:
+        fields: list[list[bytes]] = []
+        for raw in lines[1:]:
+            line = raw.removesuffix(b"\r")
+            if line[:1] in (b" ", b"\t"):
+                # RFC 9112 §5.2: a user agent MUST replace each received obs-fold with SP.
+                if not fields:
+                    raise HttpProtocolError(f"continuation line before any header: {line[:100]!r}")
+                fields[-1][1] += b" " + line.strip(_OWS)
+                continue
+            colon = line.find(b":")
+            # §5.1: no whitespace is allowed between the field name and the colon.
+            if colon <= 0 or not _TOKEN.fullmatch(line, 0, colon):
+                raise HttpProtocolError(f"bad header line: {line[:100]!r}")
+            fields.append([line[:colon], line[colon + 1 :].strip(_OWS)])
+            if len(fields) > self.max_headers:
+                raise HttpProtocolError(f"more than {self.max_headers} headers")
+        out = []
+        for name, value in fields:
+            if _CTL.search(value):
+                raise HttpProtocolError(f"bad header value for {name.decode()!r}: control character")
+            out.append((name.decode("ascii").lower(), value.decode("latin-1")))
+        return out
+
+    def _chunk_size(self, pos: int) -> int:
+        buf = self._buf
+        limit = self.max_chunk_line  # the line without its CRLF
+        nl = buf.find(b"\n", pos, pos + limit + 2)
+        if nl < 0:
+            if len(buf) - pos > limit + 1:
+                raise HttpProtocolError(f"chunk-size line over {limit} bytes")
+            return pos
+        line = bytes(buf[pos:nl]).removesuffix(b"\r")
+        if len(line) > limit:
+            raise HttpProtocolError(f"chunk-size line over {limit} bytes")
+        # RFC 9112 §7.1.1: chunk extensions are ignored (BWS is allowed before the ';').
+        size = line.split(b";", 1)[0].rstrip(_OWS)
+        if not _HEX.fullmatch(size):
+            raise HttpProtocolError(f"bad chunk-size line: {line[:100]!r}")
+        n = int(size, 16)
+        if n == 0:
+            self._state = _TRAILER
+            self._trailer_size = self._trailer_count = 0
+        else:
+            self._count_body(n)
+            self._state = _CHUNK_DATA
+            self._remaining = n
+        return nl + 1
+
+    def _trailer(self, events: list[Event], pos: int) -> int:
+        """Skip the trailer section (§7.1.2: a recipient MAY discard it), bounded like a head."""
+        buf = self._buf
+        limit = self.max_header_size - self._trailer_size
+        while True:
+            nl = buf.find(b"\n", pos, pos + limit + 1)
+            if nl < 0:
+                if len(buf) - pos > limit:
+                    raise HttpProtocolError(f"trailer block over {self.max_header_size} bytes")
+                return pos
+            blank = nl == pos or (nl == pos + 1 and buf[pos] == 13)
+            limit -= nl + 1 - pos
+            self._trailer_size += nl + 1 - pos
+            pos = nl + 1
+            if blank:
+                events.append(EndOfMessage())
+                self._state = _HEAD
+                return pos
+            self._trailer_count += 1
+            if self._trailer_count > self.max_headers:
+                raise HttpProtocolError(f"more than {self.max_headers} trailer fields")
+
+    def _count_body(self, n: int) -> None:
+        self._body_size += n
+        if self.max_body_size is not None and self._body_size > self.max_body_size:
+            raise HttpProtocolError(f"body over max_body_size ({self.max_body_size} bytes)")
