@@ -98,6 +98,10 @@ class ServerStartupError(MCPHostError):
     Attributes:
         stderr_tail: the last lines the server wrote to stderr (for a single server).
         failures: for a host start, every server that failed, ``{name: error}``.
+        attempts: for a server tried more than once, the error of every try, in order.
+        transient: another try may succeed: the server exited, closed its connection or
+            did not answer in time. ``False`` when it answered wrongly (a protocol or
+            JSON-RPC error), which a retry would only repeat.
     """
 
     def __init__(
@@ -111,6 +115,8 @@ class ServerStartupError(MCPHostError):
         super().__init__(message, server=server)
         self.stderr_tail = list(stderr_tail or [])
         self.failures = dict(failures or {})
+        self.attempts: list[MCPHostError] = []
+        self.transient = False
 
 
 class ServerUnavailableError(MCPHostError):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, MCPHostError, RoutingError, ServerStartupError
+from ..policy import RetryPolicy
 from ..version import __version__
 from . import inputs as cli_inputs
 from .render import Style, render_inspect
@@ -46,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="a value for ${input:ID} (repeatable; or MCPHOST_INPUT_<ID>)")
         p.add_argument("-v", "--verbose", action="count", default=0,
                        help="more detail: full stderr of failed servers, logs (-vv: debug)")
+        p.add_argument("--retries", type=_count, default=None, metavar="N",
+                       help="try a server whose start fails by exiting or timing out N more times "
+                            "(default 3; 0: never; a server's own \"retry\" in mcp.json wins)")
 
     p_inspect = sub.add_parser("inspect", help="start the servers and show what each offers")
     p_inspect.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
@@ -108,7 +112,21 @@ def _config_path(args: argparse.Namespace, positional: str | None) -> str:
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     given = cli_inputs.parse_inputs(args.input)
-    return {"inputs": cli_inputs.resolver(given, os.environ, cli_inputs.interactive_default())}
+    options: dict[str, Any] = {"inputs": cli_inputs.resolver(given, os.environ, cli_inputs.interactive_default())}
+    retries = getattr(args, "retries", None)
+    if retries is not None:
+        options["retry"] = RetryPolicy(retries=retries)
+    return options
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, not {text!r}")
+    return value
 
 
 def _missing_inputs(options: dict[str, Any]) -> None:

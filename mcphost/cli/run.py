@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from ..host.supervisor import is_package_runner
+from .report import clean, excerpt
 
 __all__ = ["Interrupts", "run", "started_host"]
 
@@ -123,6 +124,26 @@ async def started_host(interrupts: Interrupts, config: str, **options: Any) -> A
     host = MCPHost(config, handle_signals=False, **options)
     interrupts.host = host
     err = sys.stderr
+
+    said: dict[str, str] = {}
+
+    def on_event(event: Any) -> None:
+        if event.get("type") != "server_retrying":
+            return
+        name, data = event["server"], event["data"]
+        why = data["error"]
+        lines = excerpt(data.get("stderr_tail") or [], 1)
+        if lines:
+            why += f" (stderr: {lines[0]})"
+        if said.get(name) == why:
+            why = "failed the same way"
+        else:
+            said[name] = why
+        err.write(("\r\x1b[K" if err.isatty() else "") + f"mcphost: {clean(name)}: {clean(why)}; trying again "
+                  f"in {data['delay']:.1f} s (try {data['attempt']} of {data['attempts']})\n")
+        err.flush()
+
+    host.on_event(on_event)
     ticker = asyncio.get_running_loop().create_task(_progress(host, err, interrupts))
     try:
         await host.initialize()

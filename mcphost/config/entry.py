@@ -14,6 +14,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from mcphost.policy import Backoff, RestartPolicy, RetryPolicy
+
 from . import dotenv
 from .expand import Expander
 from .jsonpos import JSONPath
@@ -177,6 +179,8 @@ class EntryLoader(Expander):
             roots=roots,
             line=line,
             inherit_env=bool(raw.get("inheritEnv", False)),
+            retry=None if raw.get("retry") is None else _retry(raw["retry"]),
+            restart=RestartPolicy() if raw.get("restart") is None else _restart(raw["restart"]),
         )
 
     def seconds(self, fpath: JSONPath, value: float, server: str) -> float:
@@ -307,3 +311,30 @@ class EntryLoader(Expander):
             open_files=None if files is None else int(files),
             processes=None if procs is None else int(procs),
         )
+
+
+# The schema has checked the types and ranges of these: they cannot fail here.
+
+
+def _backoff(raw: Mapping[str, Any] | None) -> Backoff:
+    if not raw:
+        return Backoff()
+    default = Backoff()
+    return Backoff(
+        initial=float(raw.get("initial", default.initial)),
+        maximum=float(raw.get("max", default.maximum)),
+        multiplier=float(raw.get("multiplier", default.multiplier)),
+        jitter=float(raw.get("jitter", default.jitter)),
+    )
+
+
+def _retry(raw: Mapping[str, Any]) -> RetryPolicy:
+    return RetryPolicy(retries=int(raw.get("retries", 3)), backoff=_backoff(raw.get("backoff")))
+
+
+def _restart(raw: Mapping[str, Any]) -> RestartPolicy:
+    return RestartPolicy(
+        policy=str(raw.get("policy", "never")),
+        max_attempts=int(raw.get("maxAttempts", 3)),
+        backoff=_backoff(raw.get("backoff")),
+    )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from mcphost.errors import ConfigurationError
+from mcphost.policy import RestartPolicy, RetryPolicy
 
 #: Start-up timeout (seconds) when a server sets none.
 DEFAULT_TIMEOUT = 30.0
@@ -185,6 +186,9 @@ class ServerConfig:
         domains: free-form labels the application can use to group or select servers.
         roots: ``file://`` URIs offered to this server as its roots (empty: the host's).
         inherit_env: the child gets the host's whole environment, not the allow-list.
+        retry: how failed starts and safe requests are tried again, or ``None`` for the
+            host's policy (see :mod:`mcphost.policy`).
+        restart: what happens when the ready server fails by itself (default: nothing).
         line: line of the entry in the file, or ``None`` (configuration built in code).
     """
 
@@ -208,6 +212,8 @@ class ServerConfig:
     roots: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
     inherit_env: bool = False
+    retry: RetryPolicy | None = None
+    restart: RestartPolicy = field(default_factory=RestartPolicy)
 
     def __post_init__(self) -> None:
         # Make env/headers immutable (and hashable) even when built in code from dicts.

@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, cast, overload
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..errors import MCPHostError, ProtocolError, TimeoutError, UsageError
+from ..policy import RetryPolicy
 from ..protocol.lifecycle import ServerState
 from ..transports.base import Transport
 from ..types import (
@@ -32,7 +33,7 @@ from ..types import (
 )
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
-from . import requests
+from . import recovery, requests
 from .configload import load_config, select
 from .handle import ServerHandle
 from .handlers import LOG_LEVELS, Handlers, Registration, normalise_roots
@@ -71,7 +72,7 @@ class MCPHost(Registration):
             :meth:`initialize`).
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
-        environ, inherit_env, inputs, client_info, servers, require_all, watch,
+        environ, inherit_env, inputs, client_info, servers, require_all, watch, retry,
         handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
@@ -98,6 +99,7 @@ class MCPHost(Registration):
         unavailable_after_timeouts: int = 1,
         require_all: bool = True,
         watch: bool = False,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._config_source = config
         self._require_all = require_all
@@ -124,17 +126,10 @@ class MCPHost(Registration):
         self.bounds = bounds
         self._registry = Registry(bounds=bounds, on_listed=self._on_listed)
         self._supervisor = Supervisor(
-            self._servers,
-            handlers=self._handlers,
-            registry=self._registry,
-            transport_factory=transport_factory,
-            environ=self._environ,
-            max_message_size=max_message_size,
-            inherit_env=inherit_env,
-            unavailable_after_timeouts=unavailable_after_timeouts,
-            client_info=self._client_info,
-            validate_messages=validate_messages,
-            handle_signals=handle_signals,
+            self._servers, handlers=self._handlers, registry=self._registry, transport_factory=transport_factory,
+            environ=self._environ, max_message_size=max_message_size, inherit_env=inherit_env,
+            unavailable_after_timeouts=unavailable_after_timeouts, client_info=self._client_info,
+            validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
         )
         self._supervisor.shutdown = self.shutdown
         self._state = "new"
@@ -380,7 +375,11 @@ class MCPHost(Registration):
                 raise
         except MCPHostError as exc:
             stats.record(_clock() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
-            raise
+            if not route.retry_safe:
+                raise  # it may have acted already: never sent twice (see mcphost.policy)
+            return await recovery.retry_safe(self._supervisor, lambda: self.call_tool(
+                name, params, timeout=timeout, progress=progress, reset_timeout_on_progress=reset_timeout_on_progress,
+                max_timeout=max_timeout, meta=meta), f"tools/call {route.name}", exc)
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
             stats.record(elapsed, error="malformed result")
@@ -397,15 +396,15 @@ class MCPHost(Registration):
 
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
-        return await requests.list_tasks(
-            self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items
-        )
+        return await recovery.retry_safe(self._supervisor, lambda: requests.list_tasks(
+            self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items), "tasks/list")
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> GetPromptResult:
         """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
-        return await requests.get_prompt(self._router, name, arguments, timeout)
+        return await recovery.retry_safe(
+            self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
         """The server that serves ``uri``: exact URIs first, then templates."""
@@ -415,7 +414,8 @@ class MCPHost(Registration):
         self, uri: str, *, server: str | None = None, timeout: float | None = None
     ) -> ReadResourceResult:
         """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
-        return await requests.get_resource(self._router, uri, server, timeout)
+        return await recovery.retry_safe(
+            self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
 
     async def complete(
         self,
@@ -428,7 +428,8 @@ class MCPHost(Registration):
     ) -> JSONObject:
         """``completion/complete`` for ``{"type": "ref/prompt", "name": "server.prompt"}`` or
         ``{"type": "ref/resource", "uri": ...}``; returns ``{"values", "total"?, "hasMore"?}``."""
-        return await requests.complete(self._router, ref, argument, context, server, timeout)
+        return await recovery.retry_safe(self._supervisor, lambda: requests.complete(
+            self._router, ref, argument, context, server, timeout), "completion/complete")
 
     def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
         self._handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})

@@ -46,6 +46,9 @@ class ServerHandle:
         self.error: MCPHostError | None = None
         self.metrics = Metrics()
         self.restarts = 0
+        #: Restarts in a row by the restart policy, and when the server last became ready.
+        self.failures_in_row = 0
+        self.ready_since: float | None = None
         #: Requests that timed out since the server last started.
         self.timeouts = 0
         #: Seconds its last successful start took (spawn, handshake, discovery).

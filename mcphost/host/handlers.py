@@ -193,7 +193,10 @@ class Registration:
         """Receive host events: ``{"type", "server", "data"}``. Types: ``state_changed``
         (data: ``from``, ``to``, ``reason``), ``server_starting``, ``server_ready``,
         ``server_failed``, ``server_exited``, ``capabilities_changed`` (data: the kinds
-        re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``."""
+        re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``,
+        ``server_installing``, ``server_retrying`` / ``request_retrying`` (data:
+        ``attempt``, ``attempts``, ``delay``, ``error``), ``server_restarting``,
+        ``server_gave_up``."""
         self._handlers.events.append(handler)
 
     def _before_start(self, what: str) -> None:

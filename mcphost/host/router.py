@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..bounds import clip
 from ..errors import PermissionDeniedError, RoutingError
+from ..policy import retry_safe_tool
 from ..protocol.uritemplate import compile_template
 from .handle import ServerHandle
 
@@ -41,8 +42,8 @@ def _listing(names: Iterable[str]) -> str:
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "session", "start",
-                 "stats", "task_support", "tool", "validator")
+    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "retry_safe", "session",
+                 "start", "stats", "task_support", "tool", "validator")
 
     def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
         self.handle = handle
@@ -60,6 +61,8 @@ class ToolRoute:
         self.stats = handle.metrics.tool(name)
         #: Neither an outputSchema to check nor a task it must run as.
         self.plain = not self.has_output and self.task_support != "required"
+        #: Annotated read-only or idempotent: a transient failure may be tried again.
+        self.retry_safe = retry_safe_tool(tool)
 
 
 class Router:

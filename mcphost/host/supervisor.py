@@ -17,6 +17,7 @@ import atexit
 import contextlib
 import logging
 import os
+import random
 import re
 import signal
 import sys
@@ -33,10 +34,12 @@ from ..errors import (
     ServerStartupError,
     ServerUnavailableError,
 )
+from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
 from .handlers import Handlers
+from .recovery import Recovery
 from .registry import Registry
 from .secrets import Redactor
 
@@ -68,6 +71,7 @@ class Supervisor:
         client_info: dict[str, Any],
         validate_messages: str,
         handle_signals: bool,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
             raise ConfigurationError(
@@ -96,6 +100,13 @@ class Supervisor:
         self._starting: dict[str, asyncio.Task[Any]] = {}
         #: The dependency layers of the last start (stopped in reverse).
         self.layers: list[list[str]] = []
+        #: The retry policy of servers that set none.
+        self.retry = retry if retry is not None else RetryPolicy()
+        # Waiting, jitter and time, replaceable by tests (an injected clock).
+        self.sleep: Callable[[float], Any] = asyncio.sleep
+        self.random: Callable[[], float] = random.random
+        self.clock: Callable[[], float] = time.monotonic
+        self.recovery = Recovery(self)
 
     # -- states ---------------------------------------------------------------------------
 
@@ -160,6 +171,9 @@ class Supervisor:
                 self.handlers.emit({"type": "server_starting", "server": handle.name})
             outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
             for handle, outcome in zip(handles, outcomes):
+                if isinstance(outcome, asyncio.CancelledError):
+                    # Its start was cancelled by a stop (this task was not: gather returned).
+                    outcome = ServerStartupError("start was cancelled (the server was stopped)", server=handle.name)
                 if isinstance(outcome, MCPHostError):
                     failures[handle.name] = outcome
                     self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
@@ -191,12 +205,15 @@ class Supervisor:
             for name in layer
         }
 
-    async def start(self, handle: ServerHandle) -> None:
-        """Spawn/connect, handshake and discover within the server's start-up ``timeout``.
+    async def start(self, handle: ServerHandle, *, retry: bool = True) -> None:
+        """Spawn/connect, handshake and discover within the server's start-up ``timeout``;
+        a failed try is tried again per the server's retry policy (``retry=False``: once).
 
         Raises:
-            ServerStartupError: why it failed (stderr tail attached); the server is FAILED.
-            ConfigurationError: its transport cannot be built or its command run.
+            ServerStartupError: why it failed (stderr tail attached; ``attempts`` holds the
+                error of every try); the server is FAILED.
+            ConfigurationError: its transport cannot be built or its command run (never
+                tried again: the same configuration fails the same way).
         """
         task = asyncio.current_task()
         async with self._lock(handle.name):
@@ -205,9 +222,29 @@ class Supervisor:
             if task is not None:
                 self._starting[handle.name] = task
             try:
-                await self._start(handle)
+                await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
             finally:
                 self._starting.pop(handle.name, None)
+
+    async def _start_retrying(self, handle: ServerHandle, policy: RetryPolicy) -> None:
+        failed: list[ServerStartupError] = []
+        while True:
+            try:
+                await self._start(handle)
+                return
+            except ServerStartupError as err:
+                failed.append(err)
+                if len(failed) > policy.retries or not err.transient:
+                    raise _after_attempts(err, failed) from err.__cause__
+            delay = policy.delay(len(failed), self.random())
+            last = failed[-1]
+            reason = last.message.splitlines()[0].removesuffix("; last stderr lines:")
+            logger.info("%s: start failed (%s); try %d of %d in %.1f s", handle.name, reason,
+                        len(failed) + 1, policy.retries + 1, delay)
+            self.handlers.emit({"type": "server_retrying", "server": handle.name, "data": {
+                "attempt": len(failed) + 1, "attempts": policy.retries + 1, "delay": delay, "error": reason,
+                "stderr_tail": last.stderr_tail[-10:]}})
+            await self.sleep(delay)
 
     async def _start(self, handle: ServerHandle) -> None:
         self.set_state(handle, ServerState.STARTING)
@@ -224,13 +261,14 @@ class Supervisor:
             await asyncio.wait_for(self._connect(handle), timeout)
         except asyncio.TimeoutError:
             tail = handle.stderr_tail()
-            err: MCPHostError = ServerStartupError(
+            late = ServerStartupError(
                 _with_tail(f"not ready within its start-up timeout of {timeout:g} s", tail),
                 server=handle.name,
                 stderr_tail=tail,
             )
-            await self._fail(handle, err)
-            raise err from None
+            late.transient = True
+            await self._fail(handle, late)
+            raise late from None
         except asyncio.CancelledError:
             await self._fail(handle, ServerStartupError("start was cancelled", server=handle.name))
             raise
@@ -240,10 +278,12 @@ class Supervisor:
             raise
         except MCPHostError as exc:
             tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
+            err: ServerStartupError
             if isinstance(exc, ServerUnavailableError):
                 cause = limit_cause(handle.config.limits, exc.exit_code, tail)
                 text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
                 err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
+                err.transient = True
             elif isinstance(exc, ServerStartupError):
                 err = exc
             else:
@@ -253,6 +293,7 @@ class Supervisor:
             raise err from exc
         handle.start_seconds = time.monotonic() - began
         handle.installed = True
+        handle.ready_since = self.clock()
         self.set_state(handle, ServerState.READY)
 
     def _make_transport(self, config: ServerConfig) -> Transport:
@@ -321,6 +362,7 @@ class Supervisor:
         for tracked in list(self.handlers.tasks.values()):
             if tracked.server == handle.name:
                 tracked.wake()
+        self.recovery.failed(handle)
 
     def _on_timeout(self, handle: ServerHandle, session: ClientSession, method: str) -> None:
         """FR6.3: a server whose requests time out is marked unavailable. It is stopped
@@ -348,12 +390,15 @@ class Supervisor:
         task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+        self.recovery.failed(handle)
 
     # -- stop -----------------------------------------------------------------------------
 
     async def stop(self, handle: ServerHandle) -> None:
         """Stop the server (idempotent); its tools leave the registry. A start in progress
-        is cancelled (the server is then FAILED: "start was cancelled")."""
+        is cancelled (the server is then FAILED: "start was cancelled"), and so is a restart
+        its policy had planned."""
+        await self.recovery.cancel(handle.name)
         starting = self._starting.get(handle.name)
         if starting is not None and starting is not asyncio.current_task() and not starting.done():
             starting.cancel()
@@ -394,12 +439,15 @@ class Supervisor:
             if tracked.server == handle.name:
                 tracked.wake()
 
-    async def restart(self, handle: ServerHandle) -> None:
-        """Stop then start: a new process (or connection) and a new session."""
+    async def restart(self, handle: ServerHandle, *, retry: bool = True) -> None:
+        """Stop then start (tried again per the retry policy unless ``retry=False``): a new
+        process (or connection) and a new session."""
+        if self.recovery.pending(handle.name) is not asyncio.current_task():
+            await self.recovery.cancel(handle.name)
         async with self._lock(handle.name):
             await self._stop(handle)
             handle.restarts += 1
-            await self._start(handle)
+            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
 
     async def shutdown_once(self) -> None:
         """Stop every server, once, in a task of its own: a cancelled caller cannot cut the
@@ -420,6 +468,7 @@ class Supervisor:
     async def stop_all(self) -> None:
         """Stop every server: dependents before what they depend on (the start layers in
         reverse), each layer in parallel; failures are logged, never raised."""
+        await self.recovery.close()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
         ordered = [name for layer in reversed(self.layers) for name in layer]
@@ -520,6 +569,23 @@ def limit_cause(limits: Any, exit_code: int | None, tail: list[str]) -> str | No
     if limits.processes and _NPROC.search(text):
         return f"could not start a process under its limit ({limits.processes})"
     return None
+
+
+def _after_attempts(err: ServerStartupError, failed: list[ServerStartupError]) -> ServerStartupError:
+    """The last start error, saying how many tries there were and how the others failed."""
+    err.attempts = list(failed)
+    if len(failed) > 1:
+        def reason(e: MCPHostError) -> str:
+            return e.message.splitlines()[0].removesuffix("; last stderr lines:")
+
+        last = reason(err)
+        others = list(dict.fromkeys(r for r in map(reason, failed[:-1]) if r != last))
+        note = f" (tried {len(failed)} times" + (f"; before: {'; '.join(others)})" if others else ")")
+        first, sep, rest = err.message.partition("\n")
+        head = first.removesuffix("; last stderr lines:")
+        err.message = head + note + first[len(head):] + sep + rest
+        err.args = (err.message,)
+    return err
 
 
 def _code(exit_code: int | None) -> str:

@@ -9,6 +9,7 @@ import pytest
 from helpers import ECHO_TOOL, fake, fake_config
 
 from mcphost import ConfigurationError, MCPHost, ServerStartupError
+from mcphost.policy import NO_RETRY
 
 
 def with_deps(entry: dict[str, Any], *deps: str) -> dict[str, Any]:
@@ -47,7 +48,7 @@ async def test_a_diamond_starts_in_layers_and_stops_in_reverse() -> None:
 
 
 async def test_a_failing_dependency_stops_its_dependents_and_says_why() -> None:
-    host = MCPHost(diamond(exitAtStart=4, stderr="a is broken"), require_all=False)
+    host = MCPHost(diamond(exitAtStart=4, stderr="a is broken"), require_all=False, retry=NO_RETRY)
     cfg = host._config_source
     assert isinstance(cfg, dict)
     cfg["mcpServers"]["e"] = fake({"tools": [ECHO_TOOL]})  # independent of a
@@ -69,7 +70,7 @@ async def _results(host: MCPHost) -> dict[str, dict[str, Any]]:
 async def test_partial_start_serves_what_started_and_reports_the_rest() -> None:
     cfg = fake_config(one=fake({"tools": [ECHO_TOOL]}), two=fake(exitAtStart=3, stderr="no key"),
                       three=fake({"tools": [ECHO_TOOL]}))
-    host = MCPHost(cfg)
+    host = MCPHost(cfg, retry=NO_RETRY)
     try:
         results = await host.initialize(require_all=False)
         assert results["one"]["ok"] and results["three"]["ok"]
@@ -83,7 +84,7 @@ async def test_partial_start_serves_what_started_and_reports_the_rest() -> None:
         await host.shutdown()
     # The default stays all-or-nothing.
     with pytest.raises(ServerStartupError, match="1 server"):
-        async with MCPHost(cfg):
+        async with MCPHost(cfg, retry=NO_RETRY):
             pass
 
 

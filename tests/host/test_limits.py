@@ -10,6 +10,7 @@ import pytest
 from helpers import needs_npx
 
 from mcphost import MCPHost, ServerStartupError
+from mcphost.policy import NO_RETRY
 
 
 def python_server(code: str, **limits: object) -> dict[str, object]:
@@ -19,7 +20,7 @@ def python_server(code: str, **limits: object) -> dict[str, object]:
 async def test_a_server_out_of_memory_under_its_limit_is_told_so() -> None:
     cfg = {"mcpServers": {"hungry": python_server("x = bytearray(1 << 30)", memory="256M")}}
     with pytest.raises(ServerStartupError) as info:
-        async with MCPHost(cfg):
+        async with MCPHost(cfg, retry=NO_RETRY):
             pass
     assert "out of memory under its limit (256 MiB)" in str(info.value)
 
@@ -27,7 +28,7 @@ async def test_a_server_out_of_memory_under_its_limit_is_told_so() -> None:
 async def test_a_server_killed_by_its_cpu_limit_is_told_so() -> None:
     cfg = {"mcpServers": {"spinner": python_server("while True: pass", cpuSeconds=1)}}
     with pytest.raises(ServerStartupError) as info:
-        async with MCPHost(cfg):
+        async with MCPHost(cfg, retry=NO_RETRY):
             pass
     assert "killed by its CPU limit (1 s)" in str(info.value)
 
@@ -36,7 +37,7 @@ async def test_open_files_limit_applies() -> None:
     code = "import os, sys\nfds = []\ntry:\n    while True: fds.append(os.open(os.devnull, 0))\nexcept OSError as e:\n    sys.exit(f'stopped at {len(fds)}: {e}')"
     cfg = {"mcpServers": {"files": python_server(code, openFiles=32)}}
     with pytest.raises(ServerStartupError) as info:
-        async with MCPHost(cfg):
+        async with MCPHost(cfg, retry=NO_RETRY):
             pass
     assert "ran out of file descriptors under its limit (32)" in str(info.value)
 

@@ -20,6 +20,7 @@ from mcphost.errors import (
     ServerStartupError,
     ServerUnavailableError,
 )
+from mcphost.policy import NO_RETRY
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -73,7 +74,7 @@ async def test_start_discover_call_and_shutdown() -> None:
 async def test_exit_at_start_reports_stderr() -> None:
     cfg = fake_config(brave=fake(exitAtStart=1, stderr="Error: API key is required"))
     with pytest.raises(ServerStartupError) as info:
-        async with MCPHost(cfg):
+        async with MCPHost(cfg, retry=NO_RETRY):
             pass
     err = info.value
     assert "brave" in str(err)
@@ -87,7 +88,7 @@ async def test_all_or_nothing_start_names_every_failure() -> None:
         bad1=fake(exitAtStart=2, stderr="first failure"),
         bad2=fake(exitAtStart=3, stderr="second failure"),
     )
-    host = MCPHost(cfg)
+    host = MCPHost(cfg, retry=NO_RETRY)
     with pytest.raises(ServerStartupError) as info:
         await host.initialize()
     assert set(info.value.failures) == {"bad1", "bad2"}
@@ -101,7 +102,7 @@ async def test_start_timeout_when_server_never_answers() -> None:
     server = fake(neverAnswer=True)
     cfg = {"mcpServers": {"mute": {**server, "timeout": 0.5}}}
     with pytest.raises(ServerStartupError, match="start-up timeout of 0.5 s"):
-        async with MCPHost(cfg, shutdown_timeout=2):
+        async with MCPHost(cfg, shutdown_timeout=2, retry=NO_RETRY):
             pass
 
 
@@ -223,7 +224,7 @@ async def test_the_first_start_through_a_package_runner_may_take_longer(tmp_path
     entry = fake({"tools": [ECHO_TOOL]}, initializeDelay=1.0)
     cfg = {"mcpServers": {"pkg": {**entry, "command": str(runner), "timeout": 0.5}}}
     events: list[dict[str, Any]] = []
-    host = MCPHost(cfg)
+    host = MCPHost(cfg, retry=NO_RETRY)
     host.on_event(events.append)
     async with host:  # 1 s of start-up under a 0.5 s timeout: allowed the first time
         assert [e["type"] for e in events if e["type"] == "server_installing"] == ["server_installing"]

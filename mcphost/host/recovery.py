@@ -1,0 +1,182 @@
+"""Getting a server back, and trying a request again: the restart and retry policies at work.
+
+Layer 4. Two things, both driven by :mod:`mcphost.policy`:
+
+- **Restarts** (:class:`Recovery`). A ready server that fails by itself (its process exits,
+  its requests time out) is ``unavailable``. With ``restart: {"policy": "on-failure"}`` it is
+  restarted after a backoff, up to ``maxAttempts`` times in a row (the count starts again
+  once a restart has stayed ready for ``stable`` seconds); then it is left ``failed`` with
+  the last error. One task per server, cancelled by ``stop_server``, ``restart_server`` and
+  shutdown. With the default policy (``never``) nothing happens: ``restart_server`` brings
+  it back (FR6.5).
+- **Retries of requests** (:func:`retry`). Only requests that are safe to send twice (lists,
+  reads, ``prompts/get``, tools annotated read-only or idempotent) and only transient
+  failures (a time-out, an unavailable server) are tried again, after a backoff. A request
+  that timed out was already cancelled (``notifications/cancelled``) before it failed. When
+  the server is unavailable and no restart is coming, there is nothing to wait for: the
+  error is raised at once. While a restart is under way, the retry waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from ..errors import ConfigurationError, MCPHostError, ServerStartupError
+from ..policy import RetryPolicy, is_transient
+from ..protocol.lifecycle import ServerState
+
+if TYPE_CHECKING:
+    from .handle import ServerHandle
+    from .supervisor import Supervisor
+
+__all__ = ["Recovery", "retry", "retry_safe", "retrying"]
+
+logger = logging.getLogger("mcphost.host.recovery")
+
+_T = TypeVar("_T")
+
+#: Set while a retry runs its request again: a nested failure is not retried twice over.
+retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcphost_retrying", default=False)
+
+
+class Recovery:
+    """Restarts servers that failed by themselves, per their restart policy."""
+
+    def __init__(self, supervisor: Supervisor) -> None:
+        self.supervisor = supervisor
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.closed = False
+
+    def failed(self, handle: ServerHandle) -> None:
+        """``handle`` just became unavailable by itself: restart it if its policy says so."""
+        policy = handle.config.restart
+        if not policy.enabled or self.closed or handle.name in self.tasks:
+            return
+        since = handle.ready_since
+        if since is not None and self.supervisor.clock() - since >= policy.stable:
+            handle.failures_in_row = 0  # it had been fine for a while: a new episode
+        if handle.failures_in_row >= policy.max_attempts:
+            self._give_up(handle)
+            return
+        task = asyncio.get_running_loop().create_task(self._run(handle), name=f"mcphost-restart-{handle.name}")
+        self.tasks[handle.name] = task
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        for name, running in list(self.tasks.items()):
+            if running is task:
+                del self.tasks[name]
+
+    async def _run(self, handle: ServerHandle) -> None:
+        supervisor = self.supervisor
+        policy = handle.config.restart
+        while True:
+            handle.failures_in_row += 1
+            attempt = handle.failures_in_row
+            delay = policy.backoff.delay(attempt, supervisor.random())
+            logger.warning("%s: restarting in %.1f s (restart %d of %d)", handle.name, delay, attempt,
+                           policy.max_attempts)
+            supervisor.handlers.emit({"type": "server_restarting", "server": handle.name, "data": {
+                "attempt": attempt, "attempts": policy.max_attempts, "delay": delay}})
+            await supervisor.sleep(delay)
+            try:
+                await supervisor.restart(handle, retry=False)
+                return
+            except (ConfigurationError, ServerStartupError) as err:
+                logger.warning("%s: restart %d failed: %s", handle.name, attempt, err.message.splitlines()[0])
+                if attempt >= policy.max_attempts:
+                    self._give_up(handle)
+                    return
+
+    def _give_up(self, handle: ServerHandle) -> None:
+        attempts = handle.config.restart.max_attempts
+        why = handle.error.message.splitlines()[0] if handle.error is not None else "it failed"
+        message = f"gave up after {attempts} restart(s) in a row: {why}"
+        logger.error("%s: %s", handle.name, message)
+        if handle.state is ServerState.UNAVAILABLE:
+            # Nothing runs any more (the restart's own stop failed it otherwise).
+            handle.error = ServerStartupError(message, server=handle.name)
+        elif handle.error is not None:
+            handle.error.message = message
+            handle.error.args = (message,)
+        self.supervisor.handlers.emit({"type": "server_gave_up", "server": handle.name, "data": message})
+
+    def pending(self, name: str) -> asyncio.Task[None] | None:
+        """The restart under way for server ``name``, if any."""
+        task = self.tasks.get(name)
+        return task if task is not None and not task.done() else None
+
+    async def cancel(self, name: str) -> None:
+        """Stop the restart of ``name`` (the application stops or restarts it itself)."""
+        task = self.tasks.pop(name, None)
+        if task is not None and task is not asyncio.current_task() and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def close(self) -> None:
+        """No more restarts (the host shuts down)."""
+        self.closed = True
+        for name in list(self.tasks):
+            await self.cancel(name)
+
+
+async def retry(
+    supervisor: Supervisor,
+    handle: ServerHandle,
+    policy: RetryPolicy,
+    first: MCPHostError,
+    again: Callable[[], Awaitable[_T]],
+    what: str,
+) -> _T:
+    """Try ``again()`` after ``first`` failed, per ``policy``; raise the last error.
+
+    ``again`` routes afresh (a restarted server has a new session). It runs with
+    :data:`retrying` set, so the host does not start a retry of its own inside it.
+    """
+    error = first
+    for attempt in range(1, policy.retries + 1):
+        if not is_transient(error):
+            break
+        restart = supervisor.recovery.pending(handle.name)
+        if handle.state is not ServerState.READY and restart is None:
+            break  # unavailable, and nothing will bring it back: no use waiting
+        delay = policy.delay(attempt, supervisor.random())
+        logger.info("%s: %s failed (%s); try %d of %d in %.1f s", handle.name, what,
+                    error.message.splitlines()[0], attempt + 1, policy.retries + 1, delay)
+        supervisor.handlers.emit({"type": "request_retrying", "server": handle.name, "data": {
+            "request": what, "attempt": attempt + 1, "attempts": policy.retries + 1, "delay": delay,
+            "error": error.message.splitlines()[0]}})
+        await supervisor.sleep(delay)
+        restart = supervisor.recovery.pending(handle.name)
+        if restart is not None:
+            await asyncio.wait({restart})  # bounded by the restart policy itself
+        token = retrying.set(True)
+        try:
+            return await again()
+        except MCPHostError as exc:
+            error = exc
+        finally:
+            retrying.reset(token)
+    raise error
+
+
+async def retry_safe(
+    supervisor: Supervisor, run: Callable[[], Awaitable[_T]], what: str, failed: MCPHostError | None = None
+) -> _T:
+    """``run()`` (a request that is safe to send twice), tried again per the retry policy
+    of the server that failed it; ``failed``: its first try already failed so."""
+    if failed is None:
+        try:
+            return await run()
+        except MCPHostError as exc:
+            failed = exc
+    handle = supervisor.servers.get(failed.server) if failed.server else None
+    if handle is None or retrying.get() or not is_transient(failed):
+        raise failed
+    policy = handle.config.retry or supervisor.retry
+    return await retry(supervisor, handle, policy, failed, run, what)
+
