@@ -212,10 +212,8 @@ class MCPHost(Registration):
         async with self._reload_lock:
             source = self._config_source if self._config_source is not None else "mcp.json"
             try:
-                new = select(
-                    await load_config(source, environ=self._environ, inputs=self._inputs, only=self._only),
-                    self._only,
-                )
+                loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=self._only)
+                new = select(loaded, self._only)
             except MCPHostError as exc:
                 logger.error("configuration not reloaded: %s", exc)
                 self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
@@ -375,6 +373,7 @@ class MCPHost(Registration):
                 raise
         except MCPHostError as exc:
             stats.record(_clock() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
+            self._supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)
             return await recovery.retry_safe(self._supervisor, lambda: self.call_tool(

@@ -158,7 +158,7 @@ async def retry(
         try:
             return await again()
         except MCPHostError as exc:
-            error = exc
+            error = supervisor.redactor.error(exc)
         finally:
             retrying.reset(token)
     raise error
@@ -173,7 +173,7 @@ async def retry_safe(
         try:
             return await run()
         except MCPHostError as exc:
-            failed = exc
+            failed = supervisor.redactor.error(exc)
     handle = supervisor.servers.get(failed.server) if failed.server else None
     if handle is None or retrying.get() or not is_transient(failed):
         raise failed

@@ -1,16 +1,22 @@
-"""Keeping secrets out of what the host says: logs (DEBUG included) and returned errors.
+"""Keeping secrets out of what the host says, and paths out of what it returns.
 
 Layer 4. The values that ``${VAR}``, ``${env:VAR}`` and ``${input:id}`` references were
 expanded to (``HostConfig.secrets``), and the values of every server's ``env`` and
 ``headers``, are replaced by ``***`` wherever the host writes text: every record of the
 ``mcphost`` loggers, a server's stderr lines (as they are read, before they are logged or
-kept for error messages), and the errors it raises to the application. TR10.3 asks for
-the same of absolute paths; those are kept out where the message is made.
+kept for error messages), and the errors it raises to the application.
+
+TR10.3: errors returned to the application carry no absolute path of this machine (a
+server's stderr is full of them: ``/srv/app/node_modules/x/dist/index.js:12``). A path
+under the configuration's folder becomes relative to it, one under the home folder starts
+with ``~``, any other keeps its last two parts (``.../dist/index.js:12``). Logs keep the
+whole path.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -22,6 +28,33 @@ __all__ = ["Redactor"]
 _MIN = 4  # shorter values would blank out ordinary words
 MASK = "***"
 
+# An absolute path: POSIX (a "/" not after a word, a dot, a colon or another "/", so URLs
+# and relative paths are left alone) or Windows (a drive letter). It ends at white space,
+# a quote, a bracket, a comma or a semicolon; a ":12:5" position stays outside it.
+_PATH = re.compile(
+    r"""(?<![\w.:/~\\-])(?:/|[A-Za-z]:[\\/])[^\s'"`()\[\]{}<>,;:]*(?:[/\\][^\s'"`()\[\]{}<>,;:]*)*"""
+)
+
+
+def scrub_paths(text: str, base: str | None, home: str | None) -> str:
+    """``text`` with every absolute path made relative to ``base``, or to ``~``, or cut to
+    its last two parts."""
+    def shorter(m: re.Match[str]) -> str:
+        path = m.group(0)
+        if len(path) < 2:
+            return path
+        for root, shown in ((base, ""), (home, "~/")):
+            if root and root != "/" and (path == root or path.startswith(root.rstrip("/\\") + os.sep)
+                                         or path.startswith(root.rstrip("/\\") + "/")):
+                rest = path[len(root.rstrip("/\\")) + 1:]
+                return (shown + rest) if rest else (shown.rstrip("/") or ".")
+        parts = [p for p in re.split(r"[/\\]", path) if p]
+        if len(parts) <= 2:
+            return path  # /tmp, /usr/bin: nothing to hide
+        return ".../" + "/".join(parts[-2:])
+
+    return _PATH.sub(shorter, text)
+
 
 class Redactor(logging.Filter):
     """Replaces known secret values in text, log records and errors."""
@@ -31,6 +64,9 @@ class Redactor(logging.Filter):
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._loggers: set[str] = set()
+        #: The configuration's folder and the home folder, for paths in returned errors.
+        self.base: str | None = None
+        self.home: str | None = None
 
     def add(self, values: Iterable[str]) -> None:
         fresh = {v for v in values if isinstance(v, str) and len(v) >= _MIN} - self._values
@@ -40,6 +76,9 @@ class Redactor(logging.Filter):
             self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
 
     def add_config(self, config: Any) -> None:
+        path = getattr(config, "path", None)
+        if isinstance(path, str) and path:
+            self.base = os.path.dirname(os.path.abspath(path))
         self.add(getattr(config, "secrets", ()))
         for server in config.servers.values():
             self.add(server.env.values())
@@ -49,16 +88,20 @@ class Redactor(logging.Filter):
         pattern = self._pattern
         return value if pattern is None else pattern.sub(MASK, value)
 
+    def public(self, value: str) -> str:
+        """``value`` fit to return to the application: no secret, no absolute path."""
+        return scrub_paths(self.text(value), self.base, self.home)
+
     def error(self, exc: MCPHostError) -> MCPHostError:
-        """``exc`` with its message and stderr lines redacted (in place, returned)."""
-        if self._pattern is None:
-            return exc
-        exc.message = self.text(exc.message)
+        """``exc`` with its message and stderr lines made public (in place, returned)."""
+        exc.message = self.public(exc.message)
         exc.args = (exc.message, *exc.args[1:])
         tail = getattr(exc, "stderr_tail", None)
         if isinstance(tail, list):
-            tail[:] = [self.text(line) for line in tail]
+            tail[:] = [self.public(line) for line in tail]
         for inner in (getattr(exc, "failures", None) or {}).values():
+            self.error(inner)
+        for inner in getattr(exc, "attempts", None) or ():
             self.error(inner)
         return exc
 

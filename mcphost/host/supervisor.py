@@ -83,6 +83,7 @@ class Supervisor:
         self.inherit_env = inherit_env
         #: Secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = Redactor()
+        self.redactor.home = environ.get("HOME") or os.path.expanduser("~")
         self.unavailable_after_timeouts = unavailable_after_timeouts
         # Stops of servers found unavailable, run in the background: awaited at shutdown.
         self._closing: set[asyncio.Task[None]] = set()
@@ -355,7 +356,7 @@ class Supervisor:
         if cause:
             err.message = f"{err.message.splitlines()[0].removesuffix('; last stderr lines:')}: {cause}"
             err.args = (err.message,)
-        handle.error = err
+        handle.error = self.redactor.error(err)
         logger.warning("%s", err)
         self.set_state(handle, ServerState.UNAVAILABLE, err.message.splitlines()[0])
         self.handlers.emit({"type": "server_exited", "server": handle.name, "data": str(err)})

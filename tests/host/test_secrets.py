@@ -58,3 +58,54 @@ async def test_a_secret_appears_nowhere(caplog: pytest.LogCaptureFixture) -> Non
     assert "dying with --api-key=***" in everything  # the stderr line is there, redacted
     assert SECRET not in everything
     assert CMD_SECRET not in everything
+
+
+# -- TR10.3: no absolute path in what the application gets -----------------------------------
+
+
+def _stack(project: str, home: str) -> list[str]:
+    return [
+        f"Error: cannot open {project}/data/db.sqlite",
+        f"    at main ({home}/.npm/_npx/1234/node_modules/pkg/dist/index.js:12:5)",
+        "    at load (/srv/app/node_modules/x/lib/loader.js:3:1)",
+    ]
+
+
+def _public(text: str, *roots: str) -> None:
+    for root in roots:
+        assert root not in text, text
+    assert "/srv/app" not in text, text
+
+
+async def test_errors_carry_no_absolute_path_but_logs_keep_them(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    home, project = tmp_path / "home", tmp_path / "home" / "proj"
+    project.mkdir(parents=True)
+    lines = _stack(str(project), str(home))
+    servers = {
+        "crash": fake(exitAtStart=1, stderr=lines),
+        "later": fake({"tools": [tool("die", exit=3, stderr=lines)]}),
+    }
+    path = project / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    environ = {**os.environ, "HOME": str(home)}
+    from mcphost.policy import NO_RETRY
+
+    async with MCPHost(str(path), environ=environ, require_all=False, retry=NO_RETRY) as host:
+        start_error = host.servers["crash"].error
+        assert start_error is not None
+        with pytest.raises(MCPHostError) as info:
+            await host.call_tool("later.die", {})
+        listed = host.get_tools(include_unavailable=True)
+    for err in (start_error, info.value):
+        text = "\n".join([str(err), *getattr(err, "stderr_tail", [])])
+        _public(text, str(tmp_path))
+        # Shown relative to the configuration's folder, to the home folder, or shortened.
+        assert "data/db.sqlite" in text and "~/.npm/_npx/1234/node_modules/pkg/dist/index.js:12:5" in text
+        assert ".../lib/loader.js:3:1" in text
+    _public(json.dumps(listed), str(tmp_path))
+    # The logs keep every detail (and still no secret: see above).
+    assert "/srv/app/node_modules/x/lib/loader.js" in caplog.text
+    assert f"{project}/data/db.sqlite" in caplog.text
