@@ -109,7 +109,7 @@ ROWS = [
     Row("the same tool twice", {"tools": [ECHO_TOOL, ECHO_TOOL]}, error=ServerStartupError,
         words="tools/list lists name 'echo' twice", states=["starting", "failed"]),
     Row("escape codes in a tool name", _tools(tools=[tool("evil\x1b]0;pwned\x07")]),
-        act=lambda h: call(h, "echo"), after=lambda h: _only_echo(h)),
+        act=lambda h: call(h, "echo"), after=_only_echo),
     Row("a flood of notifications", _tools(notificationFlood=5000), act=lambda h: call(h, "echo")),
     Row("a leader that exits while a grandchild holds its pipes",
         _tools(spawnChild=True, tools=[tool("die", exit=4)]),
