@@ -376,9 +376,9 @@ class MCPHost(Registration):
             self._supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)
-            return await recovery.retry_safe(self._supervisor, lambda: self.call_tool(
-                name, params, timeout=timeout, progress=progress, reset_timeout_on_progress=reset_timeout_on_progress,
-                max_timeout=max_timeout, meta=meta), f"tools/call {route.name}", exc)
+            # (No closure here: its cells would be made on every call, the fast path included.)
+            return await recovery.retry_call(self._supervisor, self.call_tool, exc, route.name, name, params,
+                                             timeout, progress, reset_timeout_on_progress, max_timeout, meta)
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
             stats.record(elapsed, error="malformed result")

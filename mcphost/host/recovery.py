@@ -23,7 +23,7 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError, MCPHostError, ServerStartupError
 from ..policy import RetryPolicy, is_transient
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .handle import ServerHandle
     from .supervisor import Supervisor
 
-__all__ = ["Recovery", "retry", "retry_safe", "retrying"]
+__all__ = ["Recovery", "retry", "retry_call", "retry_safe", "retrying"]
 
 logger = logging.getLogger("mcphost.host.recovery")
 
@@ -180,3 +180,15 @@ async def retry_safe(
     policy = handle.config.retry or supervisor.retry
     return await retry(supervisor, handle, policy, failed, run, what)
 
+
+
+async def retry_call(supervisor: Supervisor, call_tool: Callable[..., Awaitable[Any]], failed: MCPHostError,
+                     tool: str, name: str, *args: Any) -> Any:
+    """A ``tools/call`` of a tool safe to call twice, tried again after ``failed``."""
+    params, timeout, progress, reset, max_timeout, meta = args
+
+    def again() -> Awaitable[Any]:
+        return call_tool(name, params, timeout=timeout, progress=progress, reset_timeout_on_progress=reset,
+                         max_timeout=max_timeout, meta=meta)
+
+    return await retry_safe(supervisor, again, f"tools/call {tool}", failed)

@@ -129,15 +129,18 @@ class StdioTransport:
             self._on_oversized(framer.oversized)
 
     def _deliver(self, lines: list[bytes]) -> None:
-        messages = []
-        for line in lines:
-            try:
-                messages.append(loads(line))
-            except ValueError:
-                if not line.isspace():  # a line of blanks is no message, and no noise either
-                    self._on_noise(line)
-        if not messages:
-            return
+        try:
+            messages = [loads(line) for line in lines]  # the common case: every line is JSON
+        except ValueError:
+            messages = []
+            for line in lines:
+                try:
+                    messages.append(loads(line))
+                except ValueError:
+                    if not line.isspace():  # a line of blanks is no message, and no noise either
+                        self._on_noise(line)
+            if not messages:
+                return
         self._stats["messages_in"] += len(messages)
         receiver = self._receiver
         if receiver is None:
