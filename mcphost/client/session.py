@@ -160,6 +160,11 @@ class ClientSession:
             self.checker = checker
             peer.plain_results = checker.plain_results
             peer.result_check = self._check_result
+        # An HTTP transport sends the version in a header on every later request (spec
+        # 2025-06-18 "Protocol Version Header") and may open its server-to-client stream.
+        negotiated = getattr(peer.transport, "negotiated", None)
+        if negotiated is not None:
+            negotiated(str(handshake.protocol_version))
         self.notify("notifications/initialized")
 
     # -- what the negotiation decided -----------------------------------------------------
