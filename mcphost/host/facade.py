@@ -336,10 +336,11 @@ class MCPHost(Registration):
         handle = route.handle
         arguments = params if type(params) is dict else _as_arguments(name, params)
         if self._validation.arguments:
-            validator = route.validator
-            if validator is None:
-                validator = route.validator = await self._validation.input_validator_async(handle, route.tool)
-            if validator is not False and not validator.is_valid(arguments):
+            valid = route.valid
+            if valid is None:
+                validator = await self._validation.input_validator_async(handle, route.tool)
+                valid = route.valid = False if validator is False else validator.is_valid
+            if valid is not False and not valid(arguments):
                 self._validation.check_arguments(handle, route.tool, arguments)
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
         if meta:
@@ -382,13 +383,12 @@ class MCPHost(Registration):
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
             stats.record(elapsed, error="malformed result")
-            raise ProtocolError(
-                f"tools/call {route.name!r} returned a malformed result (expected an object "
-                "with a 'content' array)",
-                server=handle.name,
-            )
+            raise ProtocolError(f"tools/call {route.name!r} returned a malformed result (expected an object "
+                                "with a 'content' array)", server=handle.name)
         is_error = result.get("isError") is True
-        stats.record_result(elapsed, is_error)
+        route.record(elapsed)  # the tool's latency histogram, bound once per route
+        if is_error:
+            stats.is_errors += 1
         if not route.plain and route.has_output and not is_error and self._validation.output != "off":
             await self._validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above

@@ -42,8 +42,8 @@ def _listing(names: Iterable[str]) -> str:
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "retry_safe", "session",
-                 "start", "stats", "task_support", "tool", "validator")
+    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "record", "retry_safe",
+                 "session", "start", "stats", "task_support", "tool", "valid")
 
     def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
         self.handle = handle
@@ -54,11 +54,13 @@ class ToolRoute:
         self.start = session.start_call
         self.name = name
         self.tool = tool
-        self.validator: Any = None  # compiled on first use; False when there is none
+        #: The input validator's ``is_valid``, found on first use; False when there is none.
+        self.valid: Any = None
         self.has_output = "outputSchema" in tool
         execution = tool.get("execution")
         self.task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
         self.stats = handle.metrics.tool(name)
+        self.record = self.stats.histogram.record
         #: Neither an outputSchema to check nor a task it must run as.
         self.plain = not self.has_output and self.task_support != "required"
         #: Annotated read-only or idempotent: a transient failure may be tried again.

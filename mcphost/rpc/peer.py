@@ -105,7 +105,8 @@ class Call:
     )
 
     def __init__(
-        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: Callable[[Any], Any] | None
+        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: Callable[[Any], Any] | None,
+        augmented: bool = False,
     ) -> None:
         self.future = future
         self.method = method
@@ -113,7 +114,7 @@ class Call:
         #: Called with the params of each progress notification naming this call.
         self.progress = progress
         #: The result has the method's alternate shape (e.g. a task-augmented request).
-        self.augmented = False
+        self.augmented = augmented
         #: Clock time at which a call on the default timeout expires (in sending order).
         self.expires = _INF
         #: Seconds of a timeout other than the default (0: the default).
@@ -301,8 +302,7 @@ class Peer:
             _check_seconds(method, "max_timeout", max_timeout)
         future: asyncio.Future[Any] = self._loop.create_future()
         rid = next(self._ids)
-        call = self._pending[rid] = Call(future, method, rid, progress)
-        call.augmented = augmented
+        call = self._pending[rid] = Call(future, method, rid, progress, augmented)
         if progress is not None:
             tag = self.tag_progress
             if tag is not None:
@@ -469,6 +469,8 @@ class Peer:
         # handled here, inline: this loop runs once per message and each step in it shows
         # in the throughput. Anything unusual takes the full path through _handle.
         pending = self._pending
+        checked = self.result_check is not None
+        plain_results = self.plain_results
         for decoded in messages:
             if type(decoded) is not dict:
                 self._on_batch(decoded)
@@ -489,10 +491,10 @@ class Peer:
                             future = call.future
                             if not future.done():
                                 result = decoded["result"]
-                                if self.result_check is None:
+                                if not checked:
                                     future.set_result(result)
                                 else:
-                                    plain = None if call.augmented else self.plain_results.get(call.method)
+                                    plain = None if call.augmented else plain_results.get(call.method)
                                     if plain is not None and plain(result):
                                         future.set_result(result)
                                     else:
