@@ -19,24 +19,23 @@ from typing import Any, Final, Literal, cast, overload
 
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
-from ..errors import MCPHostError, ProtocolError, TimeoutError, UsageError
+from ..errors import MCPHostError, ProtocolError, UsageError
 from ..policy import RetryPolicy
-from ..protocol.lifecycle import ServerState
 from ..transports.base import Transport
 from ..types import (
     CallToolResult,
-    GetPromptResult,
     JSONObject,
-    ReadResourceResult,
     Root,
     ServerInfo,
 )
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
-from . import recovery, requests
+from . import observe, recovery, requests
 from .configload import load_config, select
 from .handle import ServerHandle
-from .handlers import LOG_LEVELS, Handlers, Registration, normalise_roots
+from .handlers import Handlers, Registration
+from .observe import Observability
+from .queries import Queries
 from .registry import Registry
 from .reload import Watcher, apply
 from .router import Router
@@ -50,6 +49,7 @@ logger = logging.getLogger("mcphost.host")
 _EMPTY: Final[list[Any]] = []
 #: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
 _clock: Final = time.perf_counter
+_debug: Final = observe.requests_log.isEnabledFor
 
 
 def _ignore(_params: JSONObject) -> None:
@@ -64,7 +64,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(Registration):
+class MCPHost(Registration, Queries, Observability):
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
@@ -116,6 +116,7 @@ class MCPHost(Registration):
         self._inputs = inputs
         self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
         self._servers: dict[str, ServerHandle] = {}
+        self._call_hooks: list[observe.CallHook] = []
         self._handlers = Handlers(roots)
         self._progress_handlers = self._handlers.progress  # the same list, one lookup less
         self._validation = Validation(arguments=validate_arguments, output=validate_output)
@@ -197,7 +198,8 @@ class MCPHost(Registration):
         return results
 
     def _new_handle(self, cfg: Any) -> ServerHandle:
-        return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout)
+        return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout,
+                            call_hooks=self._call_hooks)
 
     async def reload(self) -> dict[str, Any]:
         """Load the configuration again and apply what changed: added servers start,
@@ -373,8 +375,8 @@ class MCPHost(Registration):
                 peer.abandon(call)
                 raise
         except MCPHostError as exc:
-            stats.record(_clock() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
             self._supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
+            observe.failed(handle, "tools/call", route.name, _clock() - started, exc)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)
             # (No closure here: its cells would be made on every call, the fast path included.)
@@ -382,85 +384,19 @@ class MCPHost(Registration):
                                              timeout, progress, reset_timeout_on_progress, max_timeout, meta)
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
-            stats.record(elapsed, error="malformed result")
-            raise ProtocolError(f"tools/call {route.name!r} returned a malformed result (expected an object "
+            bad = ProtocolError(f"tools/call {route.name!r} returned a malformed result (expected an object "
                                 "with a 'content' array)", server=handle.name)
+            observe.failed(handle, "tools/call", route.name, elapsed, bad, call.rid)
+            raise bad
         is_error = result.get("isError") is True
         route.record(elapsed)  # the tool's latency histogram, bound once per route
         if is_error:
             stats.is_errors += 1
+        if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
+            observe.completed(handle, "tools/call", route.name, elapsed, is_error, call.rid)
         if not route.plain and route.has_output and not is_error and self._validation.output != "off":
             await self._validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above
 
-    async def list_tasks(self, server: str) -> list[JSONObject]:
-        """``tasks/list`` of one server (all pages)."""
-        return await recovery.retry_safe(self._supervisor, lambda: requests.list_tasks(
-            self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items), "tasks/list")
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
-    ) -> GetPromptResult:
-        """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
-        return await recovery.retry_safe(
-            self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
-
-    def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
-        """The server that serves ``uri``: exact URIs first, then templates."""
-        return self._router.resource(uri, server)
-
-    async def get_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None
-    ) -> ReadResourceResult:
-        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
-        return await recovery.retry_safe(
-            self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
-
-    async def complete(
-        self,
-        ref: Mapping[str, Any],
-        argument: Mapping[str, Any],
-        context: Mapping[str, Any] | None = None,
-        *,
-        server: str | None = None,
-        timeout: float | None = None,
-    ) -> JSONObject:
-        """``completion/complete`` for ``{"type": "ref/prompt", "name": "server.prompt"}`` or
-        ``{"type": "ref/resource", "uri": ...}``; returns ``{"values", "total"?, "hasMore"?}``."""
-        return await recovery.retry_safe(self._supervisor, lambda: requests.complete(
-            self._router, ref, argument, context, server, timeout), "completion/complete")
-
     def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
         self._handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
-
-    # -- client-initiated utilities -------------------------------------------------------
-
-    async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
-        """Replace the roots and send ``notifications/roots/list_changed`` to every server
-        (roots are declared at start: give ``roots=`` to the constructor, even ``[]``)."""
-        if not (self._handlers.roots_given or self._handlers.roots_handler) and self._state != "new":
-            raise UsageError("set_roots(): roots were not declared at start; pass roots=[] to MCPHost")
-        self._handlers.roots = normalise_roots(roots)
-        self._handlers.roots_given = True
-        for handle in self._servers.values():
-            if handle.state is ServerState.READY and handle.session is not None:
-                handle.session.notify("notifications/roots/list_changed")
-
-    async def set_log_level(self, server: str | None, level: str) -> None:
-        """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
-        if level not in LOG_LEVELS:
-            raise UsageError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
-        handles = [self._router.handle(server)] if server else [
-            h for h in self._servers.values()
-            if h.state is ServerState.READY and h.session is not None and h.session.has_capability("logging")
-        ]
-        await requests.set_log_level(handles, level)
-
-    async def subscribe_resource(self, uri: str, *, server: str | None = None) -> None:
-        """``resources/subscribe``: updates then arrive as ``resource_updated`` events."""
-        await requests.subscription(self._router, "resources/subscribe", uri, server)
-
-    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
-        """``resources/unsubscribe``."""
-        await requests.subscription(self._router, "resources/unsubscribe", uri, server)
-

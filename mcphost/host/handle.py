@@ -10,6 +10,7 @@ starts again.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPHostError, ServerUnavailableError
@@ -27,13 +28,20 @@ __all__ = ["ServerHandle"]
 class ServerHandle:
     """Everything the host knows about one server."""
 
-    def __init__(self, config: ServerConfig, *, request_timeout: float, shutdown_timeout: float) -> None:
+    def __init__(self, config: ServerConfig, *, request_timeout: float, shutdown_timeout: float,
+                 call_hooks: list[Any] | None = None) -> None:
         self.name = config.name
         self.config = config
         #: Bumped whenever what a cached tool route knows may change: the tool list, the
         #: state, the session. A route of an older generation is stale.
         self.route_generation = 0
         self._state = ServerState.STOPPED if config.enabled else ServerState.DISABLED
+        #: When (time.monotonic) the server entered its state.
+        self.state_since = time.monotonic()
+        #: The host's on_call hooks (one list shared by every server).
+        self.call_hooks: list[Any] = call_hooks if call_hooks is not None else []
+        #: Reads and prompts of this server looked up in the host's cache, by result.
+        self.cache_stats: dict[str, int] = dict.fromkeys(("hit", "miss", "expired", "stale"), 0)
         self.request_timeout = config.request_timeout or request_timeout
         self.shutdown_timeout = config.shutdown_timeout or shutdown_timeout
         self.session: ClientSession | None = None
@@ -76,6 +84,7 @@ class ServerHandle:
     def set_state(self, state: ServerState) -> None:
         """For the supervisor only (it checks the transition and tells everyone)."""
         self._state = state
+        self.state_since = time.monotonic()
         self.route_generation += 1
 
     def clear_offerings(self) -> None:

@@ -1,0 +1,131 @@
+"""What the host tells about its requests: metrics, the ``on_call`` hook, request logs,
+and the Prometheus text of it all.
+
+Layer 4. Every request the host sends ends in :func:`completed` or :func:`failed`: its
+latency goes into the server's histogram (per tool, per method), a failure is counted by
+kind (:func:`mcphost.metrics.error_kind`), the application's ``on_call`` hooks get one
+record, and the ``mcphost.requests`` logger gets ``request_completed`` (DEBUG) or
+``request_failed`` (INFO). The fast path of ``call_tool`` records its latency itself and
+comes here only when a hook or DEBUG logging wants the record.
+
+:class:`Observability` is the part of the public API this module serves
+(``metrics_text()``, ``on_call()``), mixed into :class:`~mcphost.host.facade.MCPHost`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MCPHostError
+from ..metrics import error_kind
+from ..metrics.exposition import families
+from ..metrics.prometheus import Family, render
+
+if TYPE_CHECKING:
+    from .handle import ServerHandle
+
+__all__ = ["CallRecord", "Observability", "completed", "failed", "requests_log"]
+
+#: Request logs (event ``request_completed`` at DEBUG, ``request_failed`` at INFO).
+requests_log = logging.getLogger("mcphost.requests")
+logger = logging.getLogger("mcphost.host.observe")
+
+#: What an ``on_call`` hook receives: ``server``, ``method``, ``tool`` (None unless
+#: ``tools/call``), ``duration`` (seconds), ``outcome`` (``"ok"``, ``"is_error"`` or a kind
+#: of failure: ``server_error``, ``timeout``, ``cancelled``, ``unavailable``, ``validation``,
+#: ``protocol``, ``other``), ``request_id`` (the JSON-RPC id, when known), ``error`` (the
+#: message of a failure, else None).
+CallRecord = dict[str, Any]
+CallHook = Callable[[CallRecord], Any]
+
+
+def _tell(hooks: list[CallHook], record: CallRecord) -> None:
+    for hook in list(hooks):
+        try:
+            hook(record)
+        except Exception:  # a hook's bug must not fail the call it observes
+            logger.exception("on_call hook %r failed", hook)
+
+
+def completed(handle: ServerHandle, method: str, tool: str | None, seconds: float, is_error: bool,
+              request_id: Any = None) -> None:
+    """A request got its result: hooks and the DEBUG log (metrics are the caller's)."""
+    outcome = "is_error" if is_error else "ok"
+    if requests_log.isEnabledFor(logging.DEBUG):
+        requests_log.debug("%s: %s%s %s in %.1f ms", handle.name, method, f" {tool}" if tool else "", outcome,
+                           seconds * 1000, extra={"event": "request_completed", "server": handle.name,
+                                                  "method": method, "tool": tool, "request_id": request_id,
+                                                  "duration_ms": round(seconds * 1000, 3), "outcome": outcome})
+    if handle.call_hooks:
+        _tell(handle.call_hooks, {"server": handle.name, "method": method, "tool": tool, "duration": seconds,
+                                  "outcome": outcome, "request_id": request_id, "error": None})
+
+
+def failed(handle: ServerHandle, method: str, tool: str | None, seconds: float, exc: MCPHostError,
+           request_id: Any = None) -> None:
+    """A request failed: counted by kind, logged at INFO, told to the hooks."""
+    kind = error_kind(exc)
+    stats = handle.metrics.tool(tool) if tool is not None else handle.metrics.method(method)
+    stats.record(seconds, error=str(exc), kind=kind)
+    requests_log.info("%s: %s%s failed (%s) after %.1f ms: %s", handle.name, method, f" {tool}" if tool else "",
+                      kind, seconds * 1000, str(exc).splitlines()[0],
+                      extra={"event": "request_failed", "server": handle.name, "method": method, "tool": tool,
+                             "request_id": request_id, "duration_ms": round(seconds * 1000, 3), "outcome": kind})
+    if handle.call_hooks:
+        _tell(handle.call_hooks, {"server": handle.name, "method": method, "tool": tool, "duration": seconds,
+                                  "outcome": kind, "request_id": request_id, "error": str(exc)})
+
+
+def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
+    now = time.monotonic()
+    up = Family("mcphost_server_up", "gauge", "1 when the server is ready, else 0.")
+    state = Family("mcphost_server_state_seconds", "gauge", "Seconds the server has been in its current state.")
+    restarts = Family("mcphost_server_restarts_total", "counter", "Restarts of the server.")
+    in_flight = Family("mcphost_requests_in_flight", "gauge", "Requests sent to the server and not answered yet.")
+    sent = Family("mcphost_transport_sent_bytes_total", "counter", "Bytes written to the server.")
+    received = Family("mcphost_transport_received_bytes_total", "counter", "Bytes read from the server.")
+    noise = Family("mcphost_transport_noise_lines_total", "counter", "Lines from the server that were not JSON-RPC.")
+    cache = Family("mcphost_cache_operations_total", "counter", "Reads and prompts looked up in the cache, by result.")
+    for name, handle in servers.items():
+        labels = {"mcp_server": name}
+        up.add(1 if handle.state.value == "ready" else 0, labels)
+        state.add(round(now - handle.state_since, 3), {**labels, "state": handle.state.value})
+        restarts.add(handle.restarts, labels)
+        session = handle.session
+        in_flight.add(session.pending if session is not None else 0, labels)
+        stats = handle.transport.statistics() if handle.transport is not None else {}
+        sent.add(stats.get("bytes_out", 0), labels)
+        received.add(stats.get("bytes_in", 0), labels)
+        noise.add(stats.get("noise_lines", 0), labels)
+        for result, n in handle.cache_stats.items():
+            cache.add(n, {**labels, "result": result})
+    return [up, state, restarts, in_flight, sent, received, noise, cache]
+
+
+class Observability:
+    """``metrics_text()`` and ``on_call()`` of :class:`~mcphost.host.facade.MCPHost`."""
+
+    _servers: dict[str, ServerHandle]
+    _call_hooks: list[CallHook]
+
+    def metrics_text(self) -> str:
+        """Every server's metrics in the Prometheus text exposition format (0.0.4).
+
+        Request durations are the OpenTelemetry MCP histogram
+        ``mcp_client_operation_duration_seconds`` (labels ``mcp_server``,
+        ``mcp_method_name``, ``gen_ai_tool_name``); failures
+        ``mcphost_operation_errors_total`` (plus ``error_type``); then the servers' states,
+        restarts, requests in flight, bytes, noise and cache counters (docs/observability.md).
+        """
+        servers = self._servers
+        return render([*families({n: h.metrics for n, h in servers.items()}), *_state_families(servers)])
+
+    def on_call(self, hook: CallHook) -> None:
+        """Call ``hook(record)`` after every request the host sends: ``server``, ``method``,
+        ``tool``, ``duration`` (s), ``outcome``, ``request_id``, ``error``. For exporting to
+        OpenTelemetry or anything else; a hook that raises is logged, never the call's
+        failure."""
+        self._call_hooks.append(hook)

@@ -1,0 +1,108 @@
+"""The host's requests other than ``tools/call``, as public methods: prompts, resources,
+completion, tasks, roots, logging levels, subscriptions.
+
+Layer 4. :class:`Queries` is mixed into :class:`~mcphost.host.facade.MCPHost`; each method
+routes (:class:`~mcphost.host.router.Router`), and sends through
+:mod:`~mcphost.host.requests`; the reads that are safe to repeat go through the retry
+policy (:mod:`~mcphost.host.recovery`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from ..protocol.lifecycle import ServerState
+from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root
+from . import recovery, requests
+from .handlers import LOG_LEVELS, normalise_roots
+
+if TYPE_CHECKING:
+    from ..bounds import Bounds
+    from .handle import ServerHandle
+    from .handlers import Handlers
+    from .router import Router
+    from .supervisor import Supervisor
+
+__all__ = ["Queries"]
+
+
+class Queries:
+    """Prompts, resources, completion, tasks and client-side utilities of the host."""
+
+    _servers: dict[str, ServerHandle]
+    _router: Router
+    _supervisor: Supervisor
+    _handlers: Handlers
+    _state: str
+    bounds: Bounds
+
+    async def list_tasks(self, server: str) -> list[JSONObject]:
+        """``tasks/list`` of one server (all pages)."""
+        return await recovery.retry_safe(self._supervisor, lambda: requests.list_tasks(
+            self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items), "tasks/list")
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> GetPromptResult:
+        """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
+        return await recovery.retry_safe(
+            self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
+
+    def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
+        """The server that serves ``uri``: exact URIs first, then templates."""
+        return self._router.resource(uri, server)
+
+    async def get_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> ReadResourceResult:
+        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
+        return await recovery.retry_safe(
+            self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+        *,
+        server: str | None = None,
+        timeout: float | None = None,
+    ) -> JSONObject:
+        """``completion/complete`` for ``{"type": "ref/prompt", "name": "server.prompt"}`` or
+        ``{"type": "ref/resource", "uri": ...}``; returns ``{"values", "total"?, "hasMore"?}``."""
+        return await recovery.retry_safe(self._supervisor, lambda: requests.complete(
+            self._router, ref, argument, context, server, timeout), "completion/complete")
+
+    # -- client-initiated utilities -------------------------------------------------------
+
+    async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
+        """Replace the roots and send ``notifications/roots/list_changed`` to every server
+        (roots are declared at start: give ``roots=`` to the constructor, even ``[]``)."""
+        if not (self._handlers.roots_given or self._handlers.roots_handler) and self._state != "new":
+            raise UsageError("set_roots(): roots were not declared at start; pass roots=[] to MCPHost")
+        self._handlers.roots = normalise_roots(roots)
+        self._handlers.roots_given = True
+        for handle in self._servers.values():
+            if handle.state is ServerState.READY and handle.session is not None:
+                handle.session.notify("notifications/roots/list_changed")
+
+    async def set_log_level(self, server: str | None, level: str) -> None:
+        """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
+        if level not in LOG_LEVELS:
+            raise UsageError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        handles = [self._router.handle(server)] if server else [
+            h for h in self._servers.values()
+            if h.state is ServerState.READY and h.session is not None and h.session.has_capability("logging")
+        ]
+        await requests.set_log_level(handles, level)
+
+    async def subscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/subscribe``: updates then arrive as ``resource_updated`` events."""
+        await requests.subscription(self._router, "resources/subscribe", uri, server)
+
+    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/unsubscribe``."""
+        await requests.subscription(self._router, "resources/unsubscribe", uri, server)
