@@ -51,11 +51,12 @@ MISS: Final = Miss.MISS
 
 
 class _Entry(Generic[V]):
-    __slots__ = ("expired", "expires", "value")
+    __slots__ = ("expired", "expires", "size", "value")
 
-    def __init__(self, value: V, expires: float) -> None:
+    def __init__(self, value: V, expires: float, size: int) -> None:
         self.value = value
         self.expires = expires
+        self.size = size
         self.expired = False  # counted as an expiration already
 
 
@@ -65,14 +66,20 @@ class Cache(Generic[K, V]):
     ``ttl`` is seconds (``math.inf``: never expires; ``0``: every read is a miss, only
     :meth:`get_stale` serves). ``max_stale`` is how long past its ttl an entry may still be
     served stale (default: until it is evicted). ``max_entries=0`` keeps nothing.
+    ``max_bytes`` bounds the sum of the sizes given to :meth:`put` (an entry larger than it
+    is not kept); the least recently used entries go first.
     """
 
-    __slots__ = ("_clock", "_data", "_stats", "max_entries", "max_stale", "ttl")
+    __slots__ = ("_bytes", "_clock", "_data", "_stats", "max_bytes", "max_entries", "max_stale", "ttl")
 
     def __init__(self, max_entries: int = 1024, ttl: float = 60.0, *, clock: Callable[[], float],
-                 max_stale: float = math.inf) -> None:
+                 max_stale: float = math.inf, max_bytes: float = math.inf) -> None:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
             raise ValueError(f"max_entries must be an integer >= 0, not {max_entries!r}")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or not max_bytes >= 0:
+            raise ValueError(f"max_bytes must be a number >= 0, not {max_bytes!r}")
+        self.max_bytes = max_bytes
+        self._bytes = 0
         _check_seconds("ttl", ttl)
         _check_seconds("max_stale", max_stale)
         self.max_entries = max_entries
@@ -111,7 +118,7 @@ class Cache(Generic[K, V]):
             entry.expired = True
             stats["expirations"] += 1
         if now >= entry.expires + self.max_stale:
-            del self._data[key]  # past any use: gone for good
+            self._drop(key)  # past any use: gone for good
             stats["misses"] += 1
             return MISS
         if not stale:
@@ -129,24 +136,39 @@ class Cache(Generic[K, V]):
         """The value of ``key``, fresh or expired (a stale serve), else :data:`MISS`."""
         return self._lookup(key, True)
 
-    def put(self, key: K, value: V, ttl: float | None = None) -> None:
-        """Store ``value`` for ``ttl`` seconds (``None``: the cache's ttl)."""
+    def put(self, key: K, value: V, ttl: float | None = None, size: int = 0) -> None:
+        """Store ``value`` for ``ttl`` seconds (``None``: the cache's ttl); ``size`` counts
+        against ``max_bytes``."""
         if ttl is None:
             ttl = self.ttl
         else:
             _check_seconds("ttl", ttl)
-        if not self.max_entries:
+        self._drop(key)
+        if not self.max_entries or size > self.max_bytes:
             return
         data = self._data
-        data[key] = _Entry(value, self._clock() + ttl)
-        data.move_to_end(key)
-        if len(data) > self.max_entries:
-            data.popitem(last=False)
+        data[key] = _Entry(value, self._clock() + ttl, size)
+        self._bytes += size
+        while len(data) > self.max_entries or self._bytes > self.max_bytes:
+            _, old = data.popitem(last=False)
+            self._bytes -= old.size
             self._stats["evictions"] += 1
+
+    def _drop(self, key: K) -> bool:
+        entry = self._data.pop(key, None)
+        if entry is None:
+            return False
+        self._bytes -= entry.size
+        return True
+
+    @property
+    def bytes(self) -> int:
+        """The sum of the sizes of the entries held."""
+        return self._bytes
 
     def invalidate(self, key: K) -> bool:
         """Drop ``key``; whether it was there."""
-        if self._data.pop(key, None) is None:
+        if not self._drop(key):
             return False
         self._stats["invalidations"] += 1
         return True
@@ -155,7 +177,7 @@ class Cache(Generic[K, V]):
         """Drop every key ``predicate`` accepts; how many were dropped."""
         doomed = [key for key in self._data if predicate(key)]
         for key in doomed:
-            del self._data[key]
+            self._drop(key)
         self._stats["invalidations"] += len(doomed)
         return len(doomed)
 
@@ -171,11 +193,12 @@ class Cache(Generic[K, V]):
     def clear(self) -> None:
         """Drop every entry (the statistics stay)."""
         self._data.clear()
+        self._bytes = 0
 
     def stats(self) -> dict[str, int]:
         """``hits``, ``misses`` (a :meth:`get` of an expired entry included), ``evictions``,
         ``expirations``, ``stale_serves``, ``invalidations``, and the ``entries`` held."""
-        return {**self._stats, "entries": len(self._data)}
+        return {**self._stats, "entries": len(self._data), "bytes": self._bytes}
 
 
 def _check_seconds(what: str, value: float) -> None:

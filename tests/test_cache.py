@@ -33,7 +33,7 @@ def test_get_and_put() -> None:
     cache.put(("a", "x"), 2)  # replaced
     assert cache.get(("a", "x")) == 2 and len(cache) == 2
     assert cache.stats() == {"hits": 3, "misses": 1, "evictions": 0, "expirations": 0, "stale_serves": 0,
-                             "invalidations": 0, "entries": 2}
+                             "invalidations": 0, "entries": 2, "bytes": 0}
     assert not MISS and repr(MISS) == "MISS" and isinstance(MISS, Miss)
 
 
@@ -160,3 +160,24 @@ def test_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="ttl"):
         cache.put("x", 1, ttl=-5)
     assert repr(cache) == "<Cache 0/1024 ttl=60>"
+
+
+def test_the_byte_bound_evicts_the_least_recently_used() -> None:
+    clock = Clock()
+    cache: Cache[str, str] = Cache(max_entries=10, ttl=10, clock=clock, max_bytes=100)
+    cache.put("a", "A", size=40)
+    cache.put("b", "B", size=40)
+    assert cache.get("a") == "A"  # a is now the most recently used
+    cache.put("c", "C", size=40)  # 120 > 100: b goes
+    assert "b" not in cache and cache.get("a") == "A" and cache.get("c") == "C"
+    assert cache.bytes == 80 and cache.stats()["evictions"] == 1
+    cache.put("a", "A2", size=10)  # replacing an entry replaces its size
+    assert cache.bytes == 50
+    cache.put("huge", "H", size=101)  # larger than the bound: not kept, nothing evicted
+    assert "huge" not in cache and cache.bytes == 50
+    cache.invalidate("c")
+    assert cache.bytes == 10
+    cache.clear()
+    assert cache.bytes == 0
+    with pytest.raises(ValueError, match="max_bytes"):
+        Cache(clock=clock, max_bytes=-1)

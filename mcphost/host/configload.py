@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 from ..errors import ConfigurationError, RoutingError, UsageError
 
 __all__ = ["load_config", "read_config_text", "select"]
+
+logger = logging.getLogger("mcphost.host.configload")
 
 
 async def load_config(
@@ -33,19 +36,25 @@ async def load_config(
     home = environ.get("HOME") or os.path.expanduser("~")
     if isinstance(source, Mapping):
         values = await _resolve_inputs(config_mod.required_inputs(source, only=only), inputs)
-        return config_mod.config_from_data(
+        return _loaded(config_mod.config_from_data(
             source, environ=environ, user_home=home, workspace_folder=os.getcwd(),
             inputs=values, read_text=_read_text, only=only,
-        )
+        ))
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
     text = read_config_text(path)
     values = await _resolve_inputs(config_mod.required_inputs(text, path=path, only=only), inputs)
-    return config_mod.parse_config(
+    return _loaded(config_mod.parse_config(
         text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
         read_text=_read_text, only=only,
-    )
+    ))
+
+
+def _loaded(config: Any) -> Any:
+    where = os.path.basename(config.path) if config.path else "the configuration given in code"
+    logger.info("%s loaded: %d server(s)", where, len(config.servers), extra={"event": "config_loaded"})
+    return config
 
 
 async def _resolve_inputs(

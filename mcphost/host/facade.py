@@ -217,12 +217,13 @@ class MCPHost(Registration, Queries, Observability):
                 loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=self._only)
                 new = select(loaded, self._only)
             except MCPHostError as exc:
-                logger.error("configuration not reloaded: %s", exc)
+                logger.error("configuration not reloaded: %s", exc, extra={"event": "config_reload_failed"})
                 self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
                 raise
             self._supervisor.redactor.add_config(new)
             summary = await apply(self._supervisor, self._servers, self.config, new, self._new_handle)
             self.config = new
+            logger.info("configuration reloaded: %s", summary, extra={"event": "config_reloaded"})
             self._handlers.emit({"type": "config_reloaded", "server": None, "data": summary})
             return summary
 

@@ -79,7 +79,7 @@ class Recovery:
             attempt = handle.failures_in_row
             delay = policy.backoff.delay(attempt, supervisor.random())
             logger.warning("%s: restarting in %.1f s (restart %d of %d)", handle.name, delay, attempt,
-                           policy.max_attempts)
+                           policy.max_attempts, extra={"event": "server_restarting", "server": handle.name})
             supervisor.handlers.emit({"type": "server_restarting", "server": handle.name, "data": {
                 "attempt": attempt, "attempts": policy.max_attempts, "delay": delay}})
             await supervisor.sleep(delay)
@@ -96,7 +96,7 @@ class Recovery:
         attempts = handle.config.restart.max_attempts
         why = handle.error.message.splitlines()[0] if handle.error is not None else "it failed"
         message = f"gave up after {attempts} restart(s) in a row: {why}"
-        logger.error("%s: %s", handle.name, message)
+        logger.error("%s: %s", handle.name, message, extra={"event": "server_gave_up", "server": handle.name})
         if handle.state is ServerState.UNAVAILABLE:
             # Nothing runs any more (the restart's own stop failed it otherwise).
             handle.error = ServerStartupError(message, server=handle.name)
@@ -146,7 +146,8 @@ async def retry(
             break  # unavailable, and nothing will bring it back: no use waiting
         delay = policy.delay(attempt, supervisor.random())
         logger.info("%s: %s failed (%s); try %d of %d in %.1f s", handle.name, what,
-                    error.message.splitlines()[0], attempt + 1, policy.retries + 1, delay)
+                    error.message.splitlines()[0], attempt + 1, policy.retries + 1, delay,
+                    extra={"event": "request_retrying", "server": handle.name})
         supervisor.handlers.emit({"type": "request_retrying", "server": handle.name, "data": {
             "request": what, "attempt": attempt + 1, "attempts": policy.retries + 1, "delay": delay,
             "error": error.message.splitlines()[0]}})

@@ -13,8 +13,9 @@ from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..client.tasks import TaskHandle
-from ..errors import MCPHostError, ProtocolError, RoutingError, TimeoutError, UsageError
+from ..errors import MCPHostError, ProtocolError, RoutingError, UsageError
 from ..types import GetPromptResult, JSONObject, ReadResourceResult
+from . import observe
 from .handle import ServerHandle
 from .registry import list_all
 
@@ -36,15 +37,17 @@ __all__ = [
 
 
 async def timed(handle: ServerHandle, awaitable: Awaitable[Any], method: str) -> Any:
-    """Await ``awaitable`` (a request of ``method``), recorded in the server's metrics."""
-    stats = handle.metrics.method(method)
+    """Await ``awaitable`` (a request of ``method``), recorded in the server's metrics, its
+    ``on_call`` hooks and the request logs."""
     started = time.perf_counter()
     try:
         result = await awaitable
     except MCPHostError as exc:
-        stats.record(time.perf_counter() - started, error=str(exc), timeout=isinstance(exc, TimeoutError))
+        observe.failed(handle, method, None, time.perf_counter() - started, exc)
         raise
-    stats.record(time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    handle.metrics.method(method).record_result(elapsed, False)
+    observe.completed(handle, method, None, elapsed, False)
     return result
 
 

@@ -34,6 +34,7 @@ from ..errors import (
     ServerStartupError,
     ServerUnavailableError,
 )
+from ..logs import STATE_EVENTS
 from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
@@ -118,7 +119,8 @@ class Supervisor:
             return
         lifecycle.check(old, new)
         handle.set_state(new)
-        logger.info("%s: %s -> %s%s", handle.name, old.value, new.value, f" ({reason})" if reason else "")
+        logger.info("%s: %s -> %s%s", handle.name, old.value, new.value, f" ({reason})" if reason else "",
+                    extra={"event": STATE_EVENTS[new.value], "server": handle.name})
         data: dict[str, Any] = {"from": old.value, "to": new.value}
         if reason:
             data["reason"] = reason
@@ -241,7 +243,7 @@ class Supervisor:
             last = failed[-1]
             reason = last.message.splitlines()[0].removesuffix("; last stderr lines:")
             logger.info("%s: start failed (%s); try %d of %d in %.1f s", handle.name, reason,
-                        len(failed) + 1, policy.retries + 1, delay)
+                        len(failed) + 1, policy.retries + 1, delay, extra={"event": "server_retrying", "server": handle.name})
             self.handlers.emit({"type": "server_retrying", "server": handle.name, "data": {
                 "attempt": len(failed) + 1, "attempts": policy.retries + 1, "delay": delay, "error": reason,
                 "stderr_tail": last.stderr_tail[-10:]}})
