@@ -70,16 +70,20 @@ class Cache(Generic[K, V]):
     is not kept); the least recently used entries go first.
     """
 
-    __slots__ = ("_bytes", "_clock", "_data", "_stats", "max_bytes", "max_entries", "max_stale", "ttl")
+    __slots__ = ("_bytes", "_clock", "_data", "_on_drop", "_stats", "max_bytes", "max_entries", "max_stale", "ttl")
 
     def __init__(self, max_entries: int = 1024, ttl: float = 60.0, *, clock: Callable[[], float],
-                 max_stale: float = math.inf, max_bytes: float = math.inf) -> None:
+                 max_stale: float = math.inf, max_bytes: float = math.inf,
+                 on_drop: Callable[[K, str], None] | None = None) -> None:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
             raise ValueError(f"max_entries must be an integer >= 0, not {max_entries!r}")
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or not max_bytes >= 0:
             raise ValueError(f"max_bytes must be a number >= 0, not {max_bytes!r}")
         self.max_bytes = max_bytes
         self._bytes = 0
+        #: Told ``(key, "evicted" | "expired")`` when the cache itself lets an entry go or
+        #: finds it expired (not for invalidations, which the caller asked for).
+        self._on_drop = on_drop
         _check_seconds("ttl", ttl)
         _check_seconds("max_stale", max_stale)
         self.max_entries = max_entries
@@ -100,6 +104,11 @@ class Cache(Generic[K, V]):
         entry = self._data.get(key)  # type: ignore[arg-type]
         return entry is not None and self._clock() < entry.expires
 
+    def holds(self, key: object) -> bool:
+        """``key`` has an entry, fresh or stale (no statistics counted, no LRU touch)."""
+        entry = self._data.get(key)  # type: ignore[arg-type]
+        return entry is not None and self._clock() < entry.expires + self.max_stale
+
     def __repr__(self) -> str:
         return f"<Cache {len(self._data)}/{self.max_entries} ttl={self.ttl:g}>"
 
@@ -117,6 +126,8 @@ class Cache(Generic[K, V]):
         if not entry.expired:
             entry.expired = True
             stats["expirations"] += 1
+            if self._on_drop is not None:
+                self._on_drop(key, "expired")
         if now >= entry.expires + self.max_stale:
             self._drop(key)  # past any use: gone for good
             stats["misses"] += 1
@@ -150,9 +161,11 @@ class Cache(Generic[K, V]):
         data[key] = _Entry(value, self._clock() + ttl, size)
         self._bytes += size
         while len(data) > self.max_entries or self._bytes > self.max_bytes:
-            _, old = data.popitem(last=False)
+            gone, old = data.popitem(last=False)
             self._bytes -= old.size
             self._stats["evictions"] += 1
+            if self._on_drop is not None:
+                self._on_drop(gone, "evicted")
 
     def _drop(self, key: K) -> bool:
         entry = self._data.pop(key, None)

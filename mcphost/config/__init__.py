@@ -32,6 +32,7 @@ from .load import config_from_data, parse_config, required_inputs
 from .model import (
     DEFAULT_TIMEOUT,
     SERVER_NAME_PATTERN,
+    CacheSettings,
     HostConfig,
     InputSpec,
     Limits,
@@ -43,6 +44,7 @@ from .model import (
 __all__ = [
     "DEFAULT_TIMEOUT",
     "SERVER_NAME_PATTERN",
+    "CacheSettings",
     "HostConfig",
     "InputSpec",
     "Limits",

@@ -179,6 +179,8 @@ class EntryLoader(Expander):
             roots=roots,
             line=line,
             inherit_env=bool(raw.get("inheritEnv", False)),
+            cache_ttl=None if raw.get("cacheTtl") is None else self.seconds(fp("cacheTtl"), raw["cacheTtl"], name),
+            log_level=raw["logLevel"].upper() if raw.get("logLevel") is not None else None,
             retry=None if raw.get("retry") is None else _retry(raw["retry"]),
             restart=RestartPolicy() if raw.get("restart") is None else _restart(raw["restart"]),
         )

@@ -8,6 +8,7 @@ dependencies known, enabled and acyclic).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -15,10 +16,12 @@ from mcphost.errors import ConfigurationError
 
 from .entry import EntryLoader
 from .jsonpos import JSONPath, display_name, loads
-from .model import HostConfig, InputSpec, ServerConfig, _FrozenMap
+from .model import CacheSettings, HostConfig, InputSpec, ServerConfig, _FrozenMap
 from .schema_errors import config_schema, plain, suggest
 
 __all__ = ["config_from_data", "parse_config", "required_inputs"]
+
+_TOP = ("servers", "mcpServers", "inputs", "cache", "logLevel")
 
 
 class _Loader(EntryLoader):
@@ -43,8 +46,8 @@ class _Loader(EntryLoader):
             data, left_out = _selected(data, only)
         self.check_schema(data)
         for key in data:
-            if key not in ("servers", "mcpServers", "inputs"):
-                hint = suggest(key, ("servers", "mcpServers", "inputs"))
+            if key not in _TOP:
+                hint = suggest(key, _TOP)
                 self.note((key,), f"unknown top-level key ignored{hint}")
         self.load_inputs(data.get("inputs", ()))
         entries: dict[str, tuple[str, Any]] = {}
@@ -75,6 +78,8 @@ class _Loader(EntryLoader):
             notes=tuple(self.notes),
             secrets=frozenset(self.secrets),
             left_out=frozenset(name for name, _top in left_out),
+            cache=_cache(data.get("cache")),
+            log_level=data["logLevel"].upper() if "logLevel" in data else None,
         )
 
     def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:
@@ -331,3 +336,15 @@ def _expandable_strings(spath: JSONPath, raw: Mapping[str, Any]) -> Iterator[tup
             for k, v in mapping.items():
                 if isinstance(v, str):
                     yield (*spath, key, k), v
+
+
+def _cache(raw: Mapping[str, Any] | None) -> CacheSettings:
+    default = CacheSettings()
+    if not raw:
+        return default
+    ttl = raw.get("ttl", default.ttl)
+    return CacheSettings(
+        ttl=float(ttl) if math.isfinite(ttl) else default.ttl,
+        max_entries=int(raw.get("maxEntries", default.max_entries)),
+        max_bytes=int(raw.get("maxBytes", default.max_bytes)),
+    )

@@ -186,6 +186,9 @@ class ServerConfig:
         domains: free-form labels the application can use to group or select servers.
         roots: ``file://`` URIs offered to this server as its roots (empty: the host's).
         inherit_env: the child gets the host's whole environment, not the allow-list.
+        cache_ttl: seconds its reads and prompts stay cached (0: never), or ``None`` for the
+            host's time to live.
+        log_level: the level of its loggers (stderr, wire trace), or ``None``.
         retry: how failed starts and safe requests are tried again, or ``None`` for the
             host's policy (see :mod:`mcphost.policy`).
         restart: what happens when the ready server fails by itself (default: nothing).
@@ -212,6 +215,8 @@ class ServerConfig:
     roots: tuple[str, ...] = ()
     line: int | None = field(default=None, compare=False)
     inherit_env: bool = False
+    cache_ttl: float | None = None
+    log_level: str | None = None
     retry: RetryPolicy | None = None
     restart: RestartPolicy = field(default_factory=RestartPolicy)
 
@@ -221,6 +226,21 @@ class ServerConfig:
             value = getattr(self, name)
             if not isinstance(value, _FrozenDict):
                 object.__setattr__(self, name, _FrozenDict(value.items()))
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """The host's cache of ``resources/read`` and ``prompts/get`` results.
+
+    Attributes:
+        ttl: seconds an entry is fresh (0: nothing is cached).
+        max_entries: most entries kept.
+        max_bytes: most bytes kept (the JSON size of the results).
+    """
+
+    ttl: float = 300.0
+    max_entries: int = 1024
+    max_bytes: int = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -246,6 +266,9 @@ class HostConfig:
     secrets: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     #: Servers not selected (``only=``): listed disabled, neither expanded nor validated.
     left_out: frozenset[str] = field(default=frozenset(), compare=False)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    #: The level of the ``mcphost`` loggers (``"INFO"``...), or ``None`` to leave it.
+    log_level: str | None = None
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).

@@ -72,7 +72,7 @@ class MCPHost(Registration, Queries, Observability):
             :meth:`initialize`).
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
-        environ, inherit_env, inputs, client_info, servers, require_all, watch, retry,
+        environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level,
         handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
@@ -100,8 +100,10 @@ class MCPHost(Registration, Queries, Observability):
         require_all: bool = True,
         watch: bool = False,
         retry: RetryPolicy | None = None,
+        log_level: str | int | None = None,
     ) -> None:
         self._config_source = config
+        self._log_level = observe.check_level(log_level)
         self._require_all = require_all
         self._watch = watch
         self._watcher: Watcher | None = None
@@ -182,6 +184,7 @@ class MCPHost(Registration, Queries, Observability):
                 only=self._only,
             )
             self.config = select(loaded, self._only)
+            observe.apply_settings(self._supervisor, self.config, self._log_level)
             self._supervisor.redactor.add_config(loaded)
             self._supervisor.redactor.install()
             for name, cfg in self.config.servers.items():
@@ -221,6 +224,7 @@ class MCPHost(Registration, Queries, Observability):
                 self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
                 raise
             self._supervisor.redactor.add_config(new)
+            observe.apply_settings(self._supervisor, new, self._log_level)
             summary = await apply(self._supervisor, self._servers, self.config, new, self._new_handle)
             self.config = new
             logger.info("configuration reloaded: %s", summary, extra={"event": "config_reloaded"})

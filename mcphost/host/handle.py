@@ -41,7 +41,7 @@ class ServerHandle:
         #: The host's on_call hooks (one list shared by every server).
         self.call_hooks: list[Any] = call_hooks if call_hooks is not None else []
         #: Reads and prompts of this server looked up in the host's cache, by result.
-        self.cache_stats: dict[str, int] = dict.fromkeys(("hit", "miss", "expired", "stale"), 0)
+        self.cache_stats: dict[str, int] = dict.fromkeys(("hit", "miss", "stale", "expired", "evicted"), 0)
         self.request_timeout = config.request_timeout or request_timeout
         self.shutdown_timeout = config.shutdown_timeout or shutdown_timeout
         self.session: ClientSession | None = None
@@ -143,6 +143,7 @@ class ServerHandle:
             connection["noise_lines"] = transport.get("noise_lines", 0)
         entry: dict[str, Any] = {
             "state": self._state.value,
+            "stateSeconds": round(time.monotonic() - self.state_since, 3),
             "pid": self.pid(),
             "error": str(self.error) if self.error is not None else None,
             "pending": session.pending if session is not None else 0,
@@ -150,8 +151,15 @@ class ServerHandle:
             "start_seconds": self.start_seconds,
             "connection": connection,
             "transport": transport,
+            "cache": dict(self.cache_stats),
         }
         entry.update(self.metrics.snapshot())
+        every = [*entry["tools"].values(), *entry["methods"].values()]
+        # Requests: those sent and answered or failed (arguments refused before sending are
+        # errors, not requests); successes: those that got a result without isError.
+        entry["requests"] = sum(s["calls"] for s in every)
+        entry["errors"] = sum(s["errors"] for s in every)
+        entry["successes"] = sum(s["calls"] - (s["errors"] - s["refused"]) - s["isError"] for s in every)
         return entry
 
     def pid(self) -> int | None:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MCPHostError
+from ..errors import MCPHostError, UsageError
 from ..metrics import error_kind
 from ..metrics.exposition import families
 from ..metrics.prometheus import Family, render
@@ -27,7 +27,7 @@ from ..metrics.prometheus import Family, render
 if TYPE_CHECKING:
     from .handle import ServerHandle
 
-__all__ = ["CallRecord", "Observability", "completed", "failed", "requests_log"]
+__all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "completed", "failed", "requests_log"]
 
 #: Request logs (event ``request_completed`` at DEBUG, ``request_failed`` at INFO).
 requests_log = logging.getLogger("mcphost.requests")
@@ -129,3 +129,26 @@ class Observability:
         OpenTelemetry or anything else; a hook that raises is logged, never the call's
         failure."""
         self._call_hooks.append(hook)
+
+
+def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = None) -> None:
+    """What the configuration (and ``MCPHost(log_level=)``, which wins) says of the cache
+    and of the log levels: host-wide for the ``mcphost`` loggers, per server for its
+    ``mcphost.server.<name>`` and ``mcphost.wire.<name>`` loggers."""
+    supervisor.reads.configure(config.cache)
+    level = log_level if log_level is not None else config.log_level
+    if level is not None:
+        logging.getLogger("mcphost").setLevel(level)
+    for name, server in config.servers.items():
+        if server.log_level is not None:
+            logging.getLogger(f"mcphost.server.{name}").setLevel(server.log_level)
+            logging.getLogger(f"mcphost.wire.{name}").setLevel(server.log_level)
+
+
+def check_level(level: str | int | None) -> str | int | None:
+    """``level`` as logging takes it; a ``UsageError`` for one it does not know."""
+    if level is None or (isinstance(level, int) and not isinstance(level, bool)):
+        return level
+    if isinstance(level, str) and level.upper() in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        return level.upper()
+    raise UsageError(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL (or a number), not {level!r}")

@@ -10,10 +10,10 @@ policy (:mod:`~mcphost.host.recovery`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import UsageError
+from ..errors import MCPHostError, UsageError
 from ..protocol.lifecycle import ServerState
 from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root
 from . import recovery, requests
@@ -45,22 +45,51 @@ class Queries:
             self._router.handle(server), self.bounds.max_pages, self.bounds.max_list_items), "tasks/list")
 
     async def get_prompt(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None,
+        cache: bool = True, allow_stale: bool = False,
     ) -> GetPromptResult:
-        """Get ``server.prompt`` rendered with ``arguments`` (string values)."""
-        return await recovery.retry_safe(
-            self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
+        """Get ``server.prompt`` rendered with ``arguments`` (string values).
+
+        The result comes from the cache while fresh (``cache=False``: ask the server);
+        ``allow_stale=True`` serves an expired one, marked in ``_meta``, when the server
+        cannot answer (docs/observability.md)."""
+        server = self._servers.get(name.partition(".")[0]) if isinstance(name, str) else None
+        given = dict(arguments) if isinstance(arguments, Mapping) else arguments  # refused in requests
+        params: dict[str, Any] = {"name": name, "arguments": given or {}}
+
+        def ask() -> Awaitable[Any]:
+            return recovery.retry_safe(
+                self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
+
+        return cast(GetPromptResult, await self._supervisor.reads.fetch(
+            server, "prompts/get", params, ask, use=cache, allow_stale=allow_stale))
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
         """The server that serves ``uri``: exact URIs first, then templates."""
         return self._router.resource(uri, server)
 
     async def get_resource(
-        self, uri: str, *, server: str | None = None, timeout: float | None = None
+        self, uri: str, *, server: str | None = None, timeout: float | None = None, cache: bool = True,
+        allow_stale: bool = False,
     ) -> ReadResourceResult:
-        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``."""
-        return await recovery.retry_safe(
-            self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
+        """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``.
+
+        The result comes from the cache while fresh (``cache=False``: ask the server);
+        ``allow_stale=True`` serves an expired one, marked in ``_meta``, when the server
+        cannot answer (docs/observability.md)."""
+        try:
+            handle: ServerHandle | None = self._router.resource(uri, server)
+        except MCPHostError as exc:  # not routable now; a stale entry may still serve
+            handle = self._servers.get(exc.server or server or "") if allow_stale else None
+            if handle is None and allow_stale and isinstance(uri, str):
+                handle = self._supervisor.reads.owner("resources/read", {"uri": uri}, self._servers)
+
+        def ask() -> Awaitable[Any]:
+            return recovery.retry_safe(
+                self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
+
+        return cast(ReadResourceResult, await self._supervisor.reads.fetch(
+            handle, "resources/read", {"uri": uri}, ask, use=cache, allow_stale=allow_stale))
 
     async def complete(
         self,

@@ -40,6 +40,7 @@ from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
 from .handlers import Handlers
+from .readcache import ReadCache
 from .recovery import Recovery
 from .registry import Registry
 from .secrets import Redactor
@@ -109,6 +110,8 @@ class Supervisor:
         self.random: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
         self.recovery = Recovery(self)
+        #: The cache of reads and prompts (its settings come with the configuration).
+        self.reads = ReadCache()
 
     # -- states ---------------------------------------------------------------------------
 
@@ -251,6 +254,7 @@ class Supervisor:
 
     async def _start(self, handle: ServerHandle) -> None:
         self.set_state(handle, ServerState.STARTING)
+        self.reads.restarted(handle.name)  # a new session: nothing the old one said holds
         handle.error = None
         timeout = handle.config.timeout
         if not handle.installed and is_package_runner(handle.config):
@@ -322,6 +326,7 @@ class Supervisor:
             return await handlers.answer(name, method, params)
 
         def on_notification(method: str, params: dict[str, Any]) -> None:
+            self.reads.notified(name, method, params)
             if not self.registry.changed(handle, method):
                 handlers.notified(name, method, params)
 

@@ -78,6 +78,7 @@ class Validation:
             validator.validate(arguments)
         except ValidationError as exc:
             message = f"invalid arguments for tool {tool['name']!r}: {exc.message}"
+            handle.metrics.tool(tool["name"]).count_error("validation", message, sent=False)
             raise exc.restated(message, server=handle.name) from None
 
     def check_output(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
@@ -96,6 +97,7 @@ class Validation:
             validator.validate(result["structuredContent"])
         except ValidationError as exc:
             message = f"structuredContent of tool {name!r} does not match its outputSchema: {exc.message}"
+            handle.metrics.tool(name).count_error("validation", message)
             if self.output == "warn":
                 logger.warning("%s: %s", handle.name, message)
                 return

@@ -63,7 +63,7 @@ def error_kind(exc: BaseException) -> str:
 class CallStats:
     """Calls of one kind (a tool, a method): counts, failures by kind, latencies in seconds."""
 
-    __slots__ = ("by_kind", "errors", "histogram", "is_errors", "last_error", "timeouts")
+    __slots__ = ("by_kind", "errors", "histogram", "is_errors", "last_error", "refused", "timeouts")
 
     def __init__(self) -> None:
         self.histogram = Histogram()
@@ -71,6 +71,8 @@ class CallStats:
         self.errors = 0
         #: Results with ``isError: true``, and calls that timed out.
         self.is_errors = 0
+        #: Requests refused before they were sent (invalid arguments): errors, never calls.
+        self.refused = 0
         self.timeouts = 0
         self.last_error: str | None = None
         #: Failures with an exception, by kind (only kinds seen; ``is_error`` is ``is_errors``).
@@ -116,6 +118,17 @@ class CallStats:
             if kind == "timeout":
                 self.timeouts += 1
 
+    def count_error(self, kind: str, message: str | None = None, *, sent: bool = True) -> None:
+        """A failure with no latency of its own: a result refused after it was timed, or
+        (``sent=False``) arguments refused before anything was sent."""
+        if kind not in _KNOWN:
+            raise ValueError(f"unknown error kind {kind!r} (known: {', '.join(ERROR_KINDS)})")
+        if not sent:
+            self.refused += 1
+        self.errors += 1
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        self.last_error = message if message is not None else kind
+
     def record_result(self, seconds: float, is_error: bool) -> None:
         """One call that got a result (the hot path: no keywords)."""
         self.histogram.record(seconds)
@@ -126,6 +139,7 @@ class CallStats:
         """Add ``other``'s calls to these (e.g. the same tool on two servers); returns self."""
         self.histogram.merge(other.histogram)
         self.errors += other.errors
+        self.refused += other.refused
         self.is_errors += other.is_errors
         self.timeouts += other.timeouts
         for kind, n in other.by_kind.items():
@@ -144,6 +158,7 @@ class CallStats:
             "calls": calls,
             "errors": self.errors,
             "isError": self.is_errors,
+            "refused": self.refused,
             "timeouts": self.timeouts,
             "errorsByKind": by_kind,
             "totalSeconds": h.sum,

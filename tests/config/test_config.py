@@ -1350,6 +1350,8 @@ def test_schema_mentions_every_server_config_field() -> None:
         "request_timeout": "requestTimeout",
         "shutdown_timeout": "shutdownTimeout",
         "inherit_env": "inheritEnv",
+        "cache_ttl": "cacheTtl",
+        "log_level": "logLevel",
     }
     for f in dataclasses.fields(ServerConfig):
         if f.name == "name":  # the key: described by propertyNames
@@ -1362,7 +1364,7 @@ def test_schema_mentions_every_server_config_field() -> None:
         assert key in properties, key
         assert properties[key].get("description"), key
     assert "envFile" in properties
-    assert set(schema["properties"]) == {"servers", "mcpServers", "inputs"}
+    assert set(schema["properties"]) == {"servers", "mcpServers", "inputs", "cache", "logLevel"}
 
 
 def _data(text: str) -> Any:

@@ -21,7 +21,7 @@ from mcphost.metrics import ERROR_KINDS, CallStats, Histogram, Metrics, error_ki
 from mcphost.metrics.histogram import MAX_RELATIVE_ERROR
 
 KEYS = {
-    "calls", "errors", "isError", "timeouts", "errorsByKind", "totalSeconds", "meanSeconds",
+    "calls", "errors", "isError", "refused", "timeouts", "errorsByKind", "totalSeconds", "meanSeconds",
     "minSeconds", "maxSeconds", "p50Seconds", "p95Seconds", "p99Seconds", "lastError",
 }
 
@@ -139,3 +139,15 @@ def test_metrics_of_a_server() -> None:
     assert snap["methods"]["prompts/get"]["errors"] == 1
     assert set(snap["tools"]["echo"]) == KEYS
     assert m.restarts == 0 and m.started_at is None
+
+
+def test_errors_without_latency_are_counted_by_kind() -> None:
+    stats = CallStats()
+    stats.record_result(0.01, False)
+    stats.count_error("validation", "bad arguments", sent=False)  # refused: never sent
+    stats.count_error("validation", "bad output")  # sent, timed, then refused
+    snap = stats.snapshot()
+    assert snap["calls"] == 1 and snap["errors"] == 2 and snap["refused"] == 1
+    assert snap["errorsByKind"]["validation"] == 2 and snap["lastError"] == "bad output"
+    with pytest.raises(ValueError, match="unknown error kind"):
+        stats.count_error("gremlins")

@@ -1,0 +1,151 @@
+"""The cache of ``resources/read`` and ``prompts/get`` results (FR8, FR7.3).
+
+Layer 4, over :class:`mcphost.cache.Cache`. An entry is keyed by the server, the method and
+its parameters in a canonical form (keys sorted), holds the result as encoded JSON (its size
+counts against ``maxBytes``, and every hit decodes a fresh copy: a caller that changes what
+it got cannot change the cache), and is fresh for the server's ``cacheTtl`` or the host's
+``cache.ttl`` (300 s by default).
+
+It is emptied, for one server, by what says its content changed:
+
+- ``notifications/resources/updated`` drops that URI's reads;
+- ``notifications/resources/list_changed`` drops the server's reads,
+  ``notifications/prompts/list_changed`` its prompts;
+- a new start (a restart, a start after a stop) drops everything of the server.
+
+``cache=False`` on a call bypasses it (neither read nor filled). ``allow_stale=True`` serves
+an expired entry, or one of a server that cannot answer (unavailable, timed out), marked
+``"_meta": {"mcphost/stale": true, "mcphost/ageSeconds": ...}``. Tool results are never
+cached.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from .._json import dumps, loads
+from ..cache import MISS, Cache
+from ..config.model import CacheSettings
+from ..errors import MCPHostError
+from ..policy import is_transient
+from .handle import ServerHandle
+
+__all__ = ["ReadCache", "STALE"]
+
+logger = logging.getLogger("mcphost.host.cache")
+
+#: The ``_meta`` key that marks a result served from an expired entry.
+STALE = "mcphost/stale"
+
+
+class ReadCache:
+    """The host's cache of reads and prompts; ``clock`` is injectable for tests."""
+
+    def __init__(self, settings: CacheSettings | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        settings = settings or CacheSettings()
+        self.settings = settings
+        self.clock = clock
+        self.cache: Cache[tuple[str, str, str], tuple[bytes, float]] = self._new(settings)
+        #: Each server's cache counters (its handle's ``cache_stats``), for evictions and
+        #: expirations, which the cache reports by key.
+        self.counters: dict[str, dict[str, int]] = {}
+
+    def configure(self, settings: CacheSettings) -> None:
+        """New bounds (a reload): what is cached stays within them."""
+        if settings != self.settings:
+            self.settings = settings
+            self.cache = self._new(settings)
+
+    def _new(self, settings: CacheSettings) -> Cache[tuple[str, str, str], tuple[bytes, float]]:
+        return Cache(settings.max_entries, settings.ttl, clock=self.clock, max_bytes=settings.max_bytes,
+                     on_drop=self._dropped)
+
+    def _dropped(self, key: tuple[str, str, str], why: str) -> None:
+        counters = self.counters.get(key[0])
+        if counters is not None:
+            counters[why] = counters.get(why, 0) + 1
+            if why == "expired":
+                logger.debug("%s: %s entry expired", key[0], key[1],
+                             extra={"event": "cache_expired", "server": key[0], "method": key[1]})
+
+    def ttl(self, handle: ServerHandle) -> float:
+        own = handle.config.cache_ttl
+        return self.settings.ttl if own is None else own
+
+    async def fetch(self, handle: ServerHandle | None, method: str, params: dict[str, Any],
+                    run: Callable[[], Awaitable[Any]], *, use: bool, allow_stale: bool) -> Any:
+        """The result of ``run()`` (the request ``method(params)`` of ``handle``), from the
+        cache when fresh there; ``handle`` is ``None`` when it could not be routed."""
+        ttl = self.ttl(handle) if handle is not None else 0.0
+        if handle is not None:
+            self.counters[handle.name] = handle.cache_stats
+        key = (handle.name, method, _canonical(params)) if handle is not None else None
+        if key is not None and handle is not None and use and ttl > 0:
+            hit = self.cache.get(key)
+            if hit is not MISS:
+                handle.cache_stats["hit"] += 1
+                logger.debug("%s: %s from the cache", handle.name, method,
+                             extra={"event": "cache_hit", "server": handle.name, "method": method})
+                return loads(hit[0])
+            handle.cache_stats["miss"] += 1
+            logger.debug("%s: %s not in the cache", handle.name, method,
+                         extra={"event": "cache_miss", "server": handle.name, "method": method})
+        try:
+            result = await run()
+        except MCPHostError as exc:
+            if allow_stale and key is not None and handle is not None and is_transient(exc):
+                stale = self.cache.get_stale(key)
+                if stale is not MISS:
+                    return self._stale(handle, method, stale, exc)
+            raise
+        if key is not None and ttl > 0 and (use or allow_stale):
+            data = dumps(result)
+            self.cache.put(key, (data, self.clock()), ttl=ttl, size=len(data))
+        return result
+
+    def _stale(self, handle: ServerHandle, method: str, entry: tuple[bytes, float], exc: MCPHostError) -> Any:
+        handle.cache_stats["stale"] += 1
+        age = round(self.clock() - entry[1], 3)
+        logger.warning("%s: %s served from the cache (%.0f s old): %s", handle.name, method, age,
+                       exc.message.splitlines()[0], extra={"event": "cache_stale", "server": handle.name,
+                                                           "method": method})
+        result = loads(entry[0])
+        if isinstance(result, dict):
+            meta = result.get("_meta")
+            result["_meta"] = {**(meta if isinstance(meta, dict) else {}), STALE: True, "mcphost/ageSeconds": age}
+        return result
+
+    def owner(self, method: str, params: dict[str, Any], servers: Mapping[str, ServerHandle]) -> ServerHandle | None:
+        """The server whose cache holds ``method(params)`` (for a stale read of a resource
+        whose server cannot be routed to any more)."""
+        canonical = _canonical(params)
+        for name, handle in servers.items():
+            if self.cache.holds((name, method, canonical)):
+                return handle
+        return None
+
+    # -- invalidation ---------------------------------------------------------------------
+
+    def notified(self, server: str, method: str, params: Any) -> None:
+        """A notification of ``server``: drop what it says changed."""
+        if method == "notifications/resources/updated" and isinstance(params, dict):
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self.cache.invalidate((server, "resources/read", _canonical({"uri": uri})))
+        elif method == "notifications/resources/list_changed":
+            self.cache.invalidate_prefix((server, "resources/read"))
+        elif method == "notifications/prompts/list_changed":
+            self.cache.invalidate_prefix((server, "prompts/get"))
+
+    def restarted(self, server: str) -> None:
+        """``server`` starts anew: nothing it said before holds."""
+        self.cache.invalidate_server(server)
+
+
+def _canonical(params: dict[str, Any]) -> str:
+    """The parameters as a key: the same JSON for the same values, whatever their order."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
