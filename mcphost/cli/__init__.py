@@ -17,15 +17,17 @@ import logging
 import os
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, MCPHostError, RoutingError, ServerStartupError
+from ..logs import JSONFormatter
 from ..policy import RetryPolicy
 from ..version import __version__
 from . import inputs as cli_inputs
-from .render import Style, render_inspect
+from .render import Style, render_inspect, render_metrics
 from .report import print_error, print_notes
 from .run import Interrupts, run, started_host, stop_host
 
@@ -46,7 +48,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--input", action="append", default=[], metavar="ID=VALUE",
                        help="a value for ${input:ID} (repeatable; or MCPHOST_INPUT_<ID>)")
         p.add_argument("-v", "--verbose", action="count", default=0,
-                       help="more detail: full stderr of failed servers, logs (-vv: debug)")
+                       help="more detail: full stderr of failed servers, logs (-vv: debug and the wire "
+                            "trace; -vvv: with message bodies)")
+        p.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="json: one JSON object per log line (mcphost.logs.JSONFormatter)")
         p.add_argument("--retries", type=_count, default=None, metavar="N",
                        help="try a server whose start fails by exiting or timing out N more times "
                             "(default 3; 0: never; a server's own \"retry\" in mcp.json wins)")
@@ -56,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     p_inspect.add_argument("--json", action="store_true", help="print the get_tools() structure as JSON")
     p_inspect.add_argument("--server", action="append", metavar="NAME", help="only this server (repeatable)")
     p_inspect.add_argument("--request-timeout", type=float, default=60.0, metavar="S")
+    p_inspect.add_argument("--metrics", action="store_true",
+                           help="after the listing, a table per server: start time, tools, calls, errors")
     common(p_inspect)
 
     p_call = sub.add_parser("call", help="call one tool and print its result")
@@ -77,9 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    if args.verbose:
-        logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO,
-                            format="%(name)s: %(message)s", stream=sys.stderr)
+    if args.verbose or args.log_format == "json":
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(JSONFormatter() if args.log_format == "json" else logging.Formatter("%(name)s: %(message)s"))
+        logging.basicConfig(level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)],
+                            handlers=[handler])
     verbose = bool(args.verbose)
     try:
         if args.command == "inspect":
@@ -113,6 +122,8 @@ def _config_path(args: argparse.Namespace, positional: str | None) -> str:
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     given = cli_inputs.parse_inputs(args.input)
     options: dict[str, Any] = {"inputs": cli_inputs.resolver(given, os.environ, cli_inputs.interactive_default())}
+    if args.verbose >= 3:
+        options["trace_bodies"] = True
     retries = getattr(args, "retries", None)
     if retries is not None:
         options["retry"] = RetryPolicy(retries=retries)
@@ -162,6 +173,8 @@ async def _inspect(args: argparse.Namespace, interrupts: Interrupts) -> int:
             style = Style(tty and "NO_COLOR" not in os.environ)
             width = shutil.get_terminal_size((100, 24)).columns if tty else 100
             print(render_inspect(caps, width=width, style=style, metrics=metrics), end="")
+        if args.metrics:
+            print(render_metrics(metrics), end="")
     finally:
         await stop_host(host, interrupts)
     return 0
@@ -199,7 +212,10 @@ async def _call(args: argparse.Namespace, interrupts: Interrupts) -> int:
     # Only the server called (and what it depends on) is started.
     host = await _start(interrupts, config, servers=[server], **options)
     try:
+        started = time.perf_counter()
         result = await host.call_tool(tool, arguments, timeout=args.timeout)
+        if args.verbose:
+            print(f"mcphost: {tool} answered in {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr)
     finally:
         await stop_host(host, interrupts)
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))

@@ -158,3 +158,25 @@ def render_inspect(caps: dict[str, Any], *, width: int = 100, style: Style | Non
                 lines.append(f"    {clean(tpl.get('uriTemplate'))}  {_short(tpl.get('name'), 40)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_metrics(metrics: dict[str, Any]) -> str:
+    """A table of ``get_metrics()``: per server its state, start time, tools called, calls,
+    errors, and the latency of its requests (p50/p95)."""
+    header = ("server", "state", "start", "calls", "errors", "p50", "p95")
+    rows = [header]
+    for name, m in metrics.items():
+        stats = [*m.get("tools", {}).values(), *m.get("methods", {}).values()]
+        p50 = max((s["p50Seconds"] for s in stats if s.get("p50Seconds") is not None), default=None)
+        p95 = max((s["p95Seconds"] for s in stats if s.get("p95Seconds") is not None), default=None)
+        start = m.get("start_seconds")
+        rows.append((
+            clean(name), str(m.get("state", "")), "-" if start is None else f"{start:.2f} s",
+            str(m.get("requests", 0)), str(m.get("errors", 0)),
+            "-" if p50 is None else f"{p50 * 1000:.1f} ms", "-" if p95 is None else f"{p95 * 1000:.1f} ms",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["", "metrics:"]
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    return "\n".join(lines) + "\n"

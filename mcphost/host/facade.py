@@ -72,7 +72,7 @@ class MCPHost(Registration, Queries, Observability):
             :meth:`initialize`).
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
-        environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level,
+        environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
         handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
@@ -101,6 +101,7 @@ class MCPHost(Registration, Queries, Observability):
         watch: bool = False,
         retry: RetryPolicy | None = None,
         log_level: str | int | None = None,
+        trace_bodies: bool = False,
     ) -> None:
         self._config_source = config
         self._log_level = observe.check_level(log_level)
@@ -135,6 +136,7 @@ class MCPHost(Registration, Queries, Observability):
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
         )
         self._supervisor.shutdown = self.shutdown
+        self._supervisor.trace_bodies = trace_bodies
         self._state = "new"
         self.config: Any = None
 

@@ -112,6 +112,8 @@ class Supervisor:
         self.recovery = Recovery(self)
         #: The cache of reads and prompts (its settings come with the configuration).
         self.reads = ReadCache()
+        #: The wire trace (mcphost.wire.<name> at DEBUG) includes message bodies.
+        self.trace_bodies = False
 
     # -- states ---------------------------------------------------------------------------
 
@@ -316,6 +318,9 @@ class Supervisor:
     async def _connect(self, handle: ServerHandle) -> None:
         config = handle.config
         transport = self._make_transport(config)
+        trace = getattr(transport, "trace", None)  # a transport with a wire trace
+        if trace is not None:
+            trace.bodies = self.trace_bodies
         handle.transport = transport
         handle.live = True
         await transport.start()

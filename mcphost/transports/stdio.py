@@ -27,6 +27,7 @@ from .._json import loads
 from ..process import ServerProcess
 from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from .base import Gone, Receiver
+from .trace import WireTrace
 
 __all__ = ["StdioTransport"]
 
@@ -91,6 +92,8 @@ class StdioTransport:
         self._wbuf: list[bytes] = []
         self._wbuf_bytes = 0
         self._flush_scheduled = False
+        #: The wire trace (``mcphost.wire.<name>`` at DEBUG).
+        self.trace = WireTrace(name)
 
     async def start(self) -> None:
         await self.process.start()
@@ -129,6 +132,8 @@ class StdioTransport:
             self._on_oversized(framer.oversized)
 
     def _deliver(self, lines: list[bytes]) -> None:
+        if self.trace.enabled():
+            self.trace.messages(False, lines)
         try:
             messages = [loads(line) for line in lines]  # the common case: every line is JSON
         except ValueError:
@@ -245,6 +250,8 @@ class StdioTransport:
             return
         stats = self._stats
         stats["messages_out"] += len(buf)
+        if self.trace.enabled():
+            self.trace.messages(True, buf)
         buf.append(b"")  # the last message's newline
         data = b"\n".join(buf)
         buf.clear()
