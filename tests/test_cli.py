@@ -395,3 +395,22 @@ def test_check_reports_unreadable_files_without_a_traceback(tmp_path: Path) -> N
     folder.mkdir()
     done = run_cli("check", str(folder))
     assert done.returncode == 2 and "is a directory" in done.stderr and str(tmp_path) not in done.stderr
+
+
+def test_metrics_json_logs_and_the_call_time(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    done = run_cli("inspect", str(path), "--metrics")
+    assert done.returncode == 0
+    table = done.stdout[done.stdout.index("metrics:"):].splitlines()
+    assert table[1].split() == ["server", "state", "start", "calls", "errors", "p50", "p95"]
+    assert table[2].split()[:2] == ["demo", "ready"]
+    logged = run_cli("call", str(path), "demo.echo", '{"text": "hi"}', "-vv", "--log-format", "json")
+    assert logged.returncode == 0
+    lines = [json.loads(line) for line in logged.stderr.splitlines() if line.startswith("{")]
+    events = {line["event"] for line in lines}
+    assert {"server_ready", "wire", "request_completed", "server_stopped"} <= events
+    assert "mcphost: demo.echo answered in " in logged.stderr
+    # Bodies only at -vvv.
+    assert not any('"text"' in line["message"] for line in lines if line["event"] == "wire")
+    bodies = run_cli("call", str(path), "demo.echo", '{"text": "hi"}', "-vvv", "--log-format", "json")
+    assert any('\\"text\\":\\"hi\\"' in line or '"text":"hi"' in line for line in bodies.stderr.splitlines())

@@ -397,12 +397,19 @@ async def test_resource_subscription_updates(no_leftovers: None) -> None:
     host.on_event(lambda event: events.append(event) if event["type"] == "resource_updated" else None)
     uri = "demo://resource/dynamic/text/7"  # routed by the text resource template
     async with host:
+        await host.get_resource(uri)
+        await host.get_resource(uri)
+        assert host.get_metrics()[SERVER]["cache"]["hit"] == 1  # the second read was cached
         await host.subscribe_resource(uri)
         result = await host.call_tool(f"{SERVER}.toggle-subscriber-updates", {})
         assert texts(result)[0].startswith("Started simulated resource updated notifications")
         assert await wait_for(lambda: len(events) >= 1)
         assert events[0] == {"type": "resource_updated", "server": SERVER, "data": {"uri": uri}}
         assert {e["data"]["uri"] for e in events} == {uri}
+        # resources/updated emptied the cache for that URI: the next read asks the server.
+        reads = host.get_metrics()[SERVER]["methods"]["resources/read"]["calls"]
+        await host.get_resource(uri)
+        assert host.get_metrics()[SERVER]["methods"]["resources/read"]["calls"] == reads + 1
         await host.call_tool(f"{SERVER}.toggle-subscriber-updates", {})
         await host.unsubscribe_resource(uri)
 
