@@ -23,6 +23,7 @@ __all__ = [
     "CallToolResult",
     "GetPromptResult",
     "ReadResourceResult",
+    "GatheredResources",
     "ServerCapabilities",
     "ServerInfo",
     "Root",
@@ -127,6 +128,13 @@ class GetPromptResult(TypedDict, total=False):
 
 class ReadResourceResult(TypedDict, total=False):
     contents: list[JSONObject]
+
+
+class GatheredResources(TypedDict):
+    """``gather_resources()``: the resources read, by priority, and the reads that failed."""
+
+    resources: list[JSONObject]
+    errors: list[JSONObject]
 
 
 class ServerCapabilities(TypedDict, total=False):

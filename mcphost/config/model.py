@@ -181,8 +181,8 @@ class ServerConfig:
         enabled: ``False`` to keep the entry without starting it.
         limits: resource limits for a stdio process, or ``None``.
         tools: which tools are exposed.
-        priority: tie-breaker when several servers could serve the same resource URI
-            (higher wins).
+        priority: lower first: the order of ``gather_resources()``, and which server serves
+            a URI several servers offer (the lowest).
         domains: free-form labels the application can use to group or select servers.
         roots: ``file://`` URIs offered to this server as its roots (empty: the host's).
         inherit_env: the child gets the host's whole environment, not the allow-list.

@@ -132,6 +132,8 @@ class ServerHandle:
             "resources": list(self.resources) if offered else [],
             "resourceTemplates": list(self.resourceTemplates) if offered else [],
             "error": str(self.error) if self.error is not None else None,
+            "priority": self.config.priority,
+            "domains": list(self.config.domains),
         }
 
     def metrics_snapshot(self) -> dict[str, Any]:

@@ -9,13 +9,15 @@ policy (:mod:`~mcphost.host.recovery`).
 
 from __future__ import annotations
 
+import asyncio
+import fnmatch
 import os
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, UsageError
 from ..protocol.lifecycle import ServerState
-from ..types import GetPromptResult, JSONObject, ReadResourceResult, Root
+from ..types import GatheredResources, GetPromptResult, JSONObject, ReadResourceResult, Root
 from . import recovery, requests
 from .handlers import LOG_LEVELS, normalise_roots
 
@@ -135,3 +137,67 @@ class Queries:
     async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
         """``resources/unsubscribe``."""
         await requests.subscription(self._router, "resources/unsubscribe", uri, server)
+
+    # -- resources for context ------------------------------------------------------------
+
+    def servers_for(self, domain: str) -> list[str]:
+        """The servers whose ``domains`` include ``domain``, by priority (lower first)."""
+        chosen = [h for h in self._servers.values() if domain in h.config.domains]
+        return [h.name for h in sorted(chosen, key=lambda h: (h.config.priority, h.name))]
+
+    async def gather_resources(
+        self, servers: Iterable[str] | None = None, uri_filter: Callable[[str], bool] | str | None = None,
+        fail_fast: bool = True, *, concurrency: int = 8, timeout: float | None = None,
+    ) -> GatheredResources:
+        """Read every listed resource of ``servers`` (default: every ready server), at most
+        ``concurrency`` at once, through the cache.
+
+        ``uri_filter`` keeps the URIs it accepts (a callable, or a shell-style glob).
+        Returns ``{"resources": [...], "errors": [...]}``: each resource with its ``server``,
+        ``priority``, ``domains``, ``uri``, ``name``, ``mimeType`` and ``contents``, ordered by
+        server priority (lower first), then server, then URI; each error with ``server``,
+        ``uri`` and ``error``. With ``fail_fast`` (the default) the first failure cancels the
+        other reads and is raised, with every failure so far in its ``errors`` attribute.
+        """
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise UsageError(f"concurrency must be an integer of 1 or more, not {concurrency!r}")
+        names = list(self._servers) if servers is None else list(servers)
+        handles = [self._router.handle(name) for name in names]  # unknown names: RoutingError
+        if isinstance(uri_filter, str):
+            pattern = uri_filter
+            uri_filter = lambda uri: fnmatch.fnmatchcase(uri, pattern)  # noqa: E731
+        wanted = [(h, r) for h in handles if h.state is ServerState.READY
+                  for r in h.resources if isinstance(r.get("uri"), str)
+                  and (uri_filter is None or uri_filter(r["uri"]))]
+        gate = asyncio.Semaphore(concurrency)
+        found: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+
+        async def read(handle: ServerHandle, listed: dict[str, Any]) -> None:
+            async with gate:
+                try:
+                    result = await self.get_resource(listed["uri"], server=handle.name, timeout=timeout)
+                except MCPHostError as exc:
+                    errors.append({"server": handle.name, "uri": listed["uri"], "error": str(exc)})
+                    if fail_fast:
+                        exc.errors = errors  # type: ignore[attr-defined]
+                        raise
+                    return
+            found.append({"server": handle.name, "priority": handle.config.priority,
+                          "domains": list(handle.config.domains), "uri": listed["uri"],
+                          "name": listed.get("name"), "mimeType": listed.get("mimeType"),
+                          "contents": result.get("contents", [])})
+
+        tasks = [asyncio.ensure_future(read(h, r)) for h, r in wanted]
+        try:
+            if fail_fast:
+                await asyncio.gather(*tasks)
+            else:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+        found.sort(key=lambda r: (r["priority"], r["server"], r["uri"]))
+        return {"resources": found, "errors": errors}

@@ -129,12 +129,13 @@ class Router:
         """The server that serves ``uri``: exact URIs first, then templates."""
         if server is not None:
             return self.handle(server)
-        exact = [h for h in self.servers.values() if any(r.get("uri") == uri for r in h.resources)]
+        exact = _first_by_priority([h for h in self.servers.values() if any(r.get("uri") == uri for r in h.resources)])
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
             names = ", ".join(h.name for h in exact)
-            raise RoutingError(f"resource {uri!r} is offered by several servers ({names}); pass server=")
+            raise RoutingError(f"resource {uri!r} is offered by several servers of the same priority ({names}); "
+                               "pass server= or give them different priorities")
         matched = []
         for h in self.servers.values():
             for tpl in h.resourceTemplates:
@@ -147,11 +148,13 @@ class Router:
                         break
                 except ValueError:
                     continue
+        matched = _first_by_priority(matched)
         if len(matched) == 1:
             return matched[0]
         if len(matched) > 1:
             names = ", ".join(h.name for h in matched)
-            raise RoutingError(f"resource {uri!r} matches templates of several servers ({names}); pass server=")
+            raise RoutingError(f"resource {uri!r} matches templates of several servers of the same priority "
+                               f"({names}); pass server= or give them different priorities")
         raise RoutingError(f"no server offers resource {clip(str(uri), 200)!r} (no exact URI or template matches)")
 
     def template(self, uri: str) -> ServerHandle:
@@ -161,3 +164,11 @@ class Router:
         if len(matched) == 1:
             return matched[0]
         return self.resource(uri)
+
+
+def _first_by_priority(handles: list[ServerHandle]) -> list[ServerHandle]:
+    """The servers of the best (lowest) ``priority`` among ``handles``: one when it decides."""
+    if len(handles) < 2:
+        return handles
+    best = min(h.config.priority for h in handles)
+    return [h for h in handles if h.config.priority == best]
