@@ -36,6 +36,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .host import MCPHost
+    from .host.permissions import CapabilitySet, Permissions
 
 __all__ = [
     "MCPHost",
@@ -52,6 +53,8 @@ __all__ = [
     "PermissionDeniedError",
     "UsageError",
     "RpcError",
+    "Permissions",
+    "CapabilitySet",
     "__version__",
 ]
 
@@ -61,4 +64,8 @@ def __getattr__(name: str) -> Any:
         from .host import MCPHost
 
         return MCPHost
+    if name in ("Permissions", "CapabilitySet"):
+        from .host import permissions
+
+        return getattr(permissions, name)
     raise AttributeError(f"module 'mcphost' has no attribute {name!r}")

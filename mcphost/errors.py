@@ -13,7 +13,7 @@ one branch of it, and never a lower layer's ``OSError`` or ``json.JSONDecodeErro
     ├── TimeoutError                  (also a builtin TimeoutError) a request ran out of time
     ├── ProtocolError                 the server broke the protocol (JSON-RPC or MCP)
     ├── ServerError                   .code, .message, .data   a JSON-RPC error the server returned
-    ├── PermissionDeniedError         the host's policy refused the operation
+    ├── PermissionDeniedError         (also a builtin PermissionError) the host's policy refused it
     └── UsageError                    (also a ValueError) the caller's own mistake: an argument
                                       that cannot be sent, a method called in the wrong state
 
@@ -210,8 +210,9 @@ class ServerError(MCPHostError):
         self.data = data
 
 
-class PermissionDeniedError(MCPHostError):
-    """The host's policy (for example a tool deny list) refused the operation."""
+class PermissionDeniedError(MCPHostError, builtins.PermissionError):
+    """The host's policy (the application's ``permissions``, a server's ``tools`` filter)
+    refused the operation; nothing was sent. Also a builtin ``PermissionError``."""
 
 
 class UsageError(MCPHostError, ValueError):

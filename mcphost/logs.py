@@ -51,6 +51,7 @@ EVENTS: Final[dict[str, str]] = {
     "request_completed": "a request got its result (DEBUG)",
     "request_failed": "a request failed: time-out, error, server gone, invalid result",
     "request_retrying": "a request safe to repeat is tried again after a backoff",
+    "permission_denied": "a call the application's permissions do not allow was refused",
     "cache_hit": "a read or prompt was answered from the cache (DEBUG)",
     "cache_miss": "a read or prompt was not in the cache, or was stale (DEBUG)",
     "cache_expired": "a cached entry was past its time to live (DEBUG)",

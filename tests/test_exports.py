@@ -21,6 +21,8 @@ PUBLIC = [
     "PermissionDeniedError",
     "UsageError",
     "RpcError",
+    "Permissions",
+    "CapabilitySet",
     "__version__",
 ]
 

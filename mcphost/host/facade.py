@@ -35,6 +35,7 @@ from .configload import load_config, select
 from .handle import ServerHandle
 from .handlers import Handlers, Registration
 from .observe import Observability
+from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
 from .reload import Watcher, apply
@@ -73,6 +74,7 @@ class MCPHost(Registration, Queries, Observability):
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
+        permissions,
         handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
@@ -102,6 +104,7 @@ class MCPHost(Registration, Queries, Observability):
         retry: RetryPolicy | None = None,
         log_level: str | int | None = None,
         trace_bodies: bool = False,
+        permissions: Permissions | None = None,
     ) -> None:
         self._config_source = config
         self._log_level = observe.check_level(log_level)
@@ -125,6 +128,7 @@ class MCPHost(Registration, Queries, Observability):
         self._validation = Validation(arguments=validate_arguments, output=validate_output)
         self._router = Router(self._servers)
         self._tool_routes = self._router.routes
+        self._router.set_permissions(permissions)
         if bounds is None:
             bounds = Bounds(max_pages=max_pages)
         self.bounds = bounds
@@ -139,6 +143,15 @@ class MCPHost(Registration, Queries, Observability):
         self._supervisor.trace_bodies = trace_bodies
         self._state = "new"
         self.config: Any = None
+
+    @property
+    def permissions(self) -> Permissions | None:
+        """The application's permissions (``mcphost.host.permissions``); settable."""
+        return self._router.permissions
+
+    @permissions.setter
+    def permissions(self, value: Permissions | None) -> None:
+        self._router.set_permissions(value)
 
     @property
     def validate_arguments(self) -> bool:
@@ -286,7 +299,7 @@ class MCPHost(Registration, Queries, Observability):
         it offers; a server that is not ready offers nothing, unless ``include_unavailable``
         (its last lists, for diagnostics)."""
         handles = [self._router.handle(server)] if server is not None else self._servers.values()
-        return {h.name: cast(ServerInfo, h.info(include_unavailable)) for h in handles}
+        return {h.name: cast(ServerInfo, h.info(include_unavailable, self._router.visible_tools)) for h in handles}
 
     def get_metrics(self) -> dict[str, Any]:
         """Per-server state, counters and per-tool latency statistics."""

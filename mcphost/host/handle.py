@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPHostError, ServerUnavailableError
@@ -116,9 +117,12 @@ class ServerHandle:
             raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name)
         return session
 
-    def info(self, include_unavailable: bool = False) -> dict[str, Any]:
+    def info(self, include_unavailable: bool = False,
+             visible: Callable[[ServerHandle, list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+             ) -> dict[str, Any]:
         """What ``get_tools()`` shows of this server: what it offers only while it is ready
-        (FR6.7), unless ``include_unavailable`` (diagnostics: the last lists it gave)."""
+        (FR6.7), unless ``include_unavailable`` (diagnostics: the last lists it gave);
+        ``visible`` leaves out the tools the application's permissions deny."""
         s = self.session
         offered = self._state is ServerState.READY or include_unavailable
         return {
@@ -127,7 +131,7 @@ class ServerHandle:
             "protocolVersion": s.protocol_version if s else None,
             "instructions": s.instructions if s else None,
             "capabilities": s.server_capabilities if s else {},
-            "tools": list(self.tools) if offered else [],
+            "tools": (visible(self, self.tools) if visible else list(self.tools)) if offered else [],
             "prompts": list(self.prompts) if offered else [],
             "resources": list(self.resources) if offered else [],
             "resourceTemplates": list(self.resourceTemplates) if offered else [],

@@ -10,14 +10,16 @@ route generation is unchanged (same tools, same state, same session).
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..bounds import clip
-from ..errors import PermissionDeniedError, RoutingError
+from ..errors import PermissionDeniedError, RoutingError, UsageError
 from ..policy import retry_safe_tool
 from ..protocol.uritemplate import compile_template
 from .handle import ServerHandle
+from .permissions import Permissions, resource_name
 
 if TYPE_CHECKING:
     from ..client.session import ClientSession
@@ -38,6 +40,8 @@ def _listing(names: Iterable[str]) -> str:
     more = len(ordered) - _LISTED
     return f"{shown} and {more} more" if more > 0 else shown
 
+
+logger = logging.getLogger("mcphost.host.router")
 
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
@@ -73,6 +77,22 @@ class Router:
     def __init__(self, servers: Mapping[str, ServerHandle]) -> None:
         self.servers = servers
         self.routes: dict[str, ToolRoute] = {}
+        #: The application's permissions (None: every tool is allowed).
+        self.permissions: Permissions | None = None
+
+    def set_permissions(self, permissions: Permissions | None) -> None:
+        """New permissions: cached routes were checked against the old ones."""
+        if permissions is not None and not isinstance(permissions, Permissions):
+            raise UsageError(f"permissions must be a mcphost Permissions (CapabilitySet), not {type(permissions).__name__}")
+        self.permissions = permissions
+        self.routes.clear()
+
+    def visible_tools(self, handle: ServerHandle, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``tools`` of ``handle`` without those the permissions deny."""
+        permissions = self.permissions
+        if permissions is None:
+            return list(tools)
+        return [t for t in tools if permissions.allows(handle.name, str(t.get("name")))]
 
     def handle(self, server: str) -> ServerHandle:
         handle = self.servers.get(server) if isinstance(server, str) else None
@@ -108,6 +128,13 @@ class Router:
                 f"{_listing(handle.tool_index)}){hint}",
                 server=handle.name,
             )
+        permissions = self.permissions
+        if permissions is not None and not permissions.allows(handle.name, tool_name):
+            logger.warning("%s: calling tool %r is not permitted", handle.name, clip(tool_name, 100),
+                           extra={"event": "permission_denied", "server": handle.name, "tool": tool_name})
+            raise PermissionDeniedError(
+                f"calling tool {clip(tool_name, 100)!r} is not permitted (no execute right on "
+                f"{clip(resource_name(handle.name, tool_name), 200)!r})", server=handle.name)
         route = ToolRoute(handle, session, tool_name, tool)
         if len(self.routes) >= _ROUTE_CACHE:
             self.routes.clear()
