@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, cast, overload
 
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
-from ..errors import MCPHostError, ProtocolError, UsageError
+from ..config.model import SERVER_NAME_PATTERN, ServerConfig
+from ..errors import ConfigurationError, MCPHostError, ProtocolError, UsageError
 from ..policy import RetryPolicy
 from ..transports.base import Transport
 from ..types import (
@@ -34,6 +36,7 @@ from . import observe, recovery, requests
 from .configload import load_config, select
 from .handle import ServerHandle
 from .handlers import Handlers, Registration
+from .local import LocalServer, ToolHandler, check_tools
 from .observe import Observability
 from .permissions import Permissions
 from .queries import Queries
@@ -203,9 +206,12 @@ class MCPHost(Registration, Queries, Observability):
             self._supervisor.redactor.add_config(loaded)
             self._supervisor.redactor.install()
             for name, cfg in self.config.servers.items():
+                if name in self._supervisor.local:
+                    raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
                 self._servers[name] = self._new_handle(cfg)
             strict = self._require_all if require_all is None else require_all
-            results = await self._supervisor.start_all(self.config.start_order(), strict)
+            local = [name for name in self._supervisor.local if name in self._servers]
+            results = await self._supervisor.start_all([*self.config.start_order(), local], strict)
         except BaseException:
             await self.shutdown()
             raise
@@ -278,6 +284,20 @@ class MCPHost(Registration, Queries, Observability):
         """Stop then start one server: a new process and session; its tools come back."""
         self._require_running("restart_server")
         await self._supervisor.restart(self._router.handle(name))
+
+    async def register_tools(self, server: str, tools: Sequence[Mapping[str, Any]], handler: ToolHandler) -> None:
+        """Serve the application's own ``tools`` (MCP tool objects) as server ``server``:
+        ``handler(name, arguments)`` runs each call (docs/api.md). They are listed,
+        validated, routed, permitted and timed like any server's; the server starts now (or
+        with the others, before ``initialize()``)."""
+        if not isinstance(server, str) or not re.match(SERVER_NAME_PATTERN, server) or server in self._servers:
+            raise UsageError(f"register_tools(): {server!r} is not a free server name ({SERVER_NAME_PATTERN})")
+        if not callable(handler):
+            raise UsageError("register_tools(): handler must be callable as handler(name, arguments)")
+        self._supervisor.local[server] = LocalServer(server, check_tools(tools), handler)
+        handle = self._servers[server] = self._new_handle(ServerConfig(name=server, type="local"))
+        if self._state == "ready":
+            await self._supervisor.start(handle)
 
     def kill(self) -> list[str]:
         """SIGKILL every running server's process group now, without the shutdown ladder

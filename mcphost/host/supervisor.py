@@ -40,6 +40,7 @@ from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
 from .handlers import Handlers
+from .local import LocalServer
 from .readcache import ReadCache
 from .recovery import Recovery
 from .registry import Registry
@@ -114,6 +115,8 @@ class Supervisor:
         self.reads = ReadCache()
         #: The wire trace (mcphost.wire.<name> at DEBUG) includes message bodies.
         self.trace_bodies = False
+        #: Servers of the application's own tools (register_tools), by name.
+        self.local: dict[str, LocalServer] = {}
 
     # -- states ---------------------------------------------------------------------------
 
@@ -317,7 +320,8 @@ class Supervisor:
 
     async def _connect(self, handle: ServerHandle) -> None:
         config = handle.config
-        transport = self._make_transport(config)
+        local = self.local.get(handle.name)
+        transport = local.connect() if local is not None else self._make_transport(config)
         trace = getattr(transport, "trace", None)  # a transport with a wire trace
         if trace is not None:
             trace.bodies = self.trace_bodies

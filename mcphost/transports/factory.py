@@ -17,7 +17,7 @@ from .base import Transport
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["TransportFactory", "make_transport"]
+__all__ = ["TransportFactory", "in_process_pair", "make_transport"]
 
 #: What the host calls to get a server's transport (tests and embedders pass their own).
 TransportFactory = Callable[["ServerConfig"], Transport]
@@ -66,3 +66,11 @@ def make_transport(
             server=config.name,
         )
     return builder(config, environ, max_message_size, inherit_env, redact)
+
+
+def in_process_pair(name: str) -> tuple[Transport, Transport]:
+    """Two connected in-memory ends: one for the host, one for a server served in the same
+    event loop (the application's own tools)."""
+    from .memory import memory_pair
+
+    return memory_pair(name)
