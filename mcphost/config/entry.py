@@ -181,6 +181,7 @@ class EntryLoader(Expander):
             inherit_env=bool(raw.get("inheritEnv", False)),
             cache_ttl=None if raw.get("cacheTtl") is None else self.seconds(fp("cacheTtl"), raw["cacheTtl"], name),
             log_level=raw["logLevel"].upper() if raw.get("logLevel") is not None else None,
+            declared_capabilities=tuple(raw.get("capabilities", ())),
             retry=None if raw.get("retry") is None else _retry(raw["retry"]),
             restart=RestartPolicy() if raw.get("restart") is None else _restart(raw["restart"]),
         )

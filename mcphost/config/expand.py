@@ -76,6 +76,8 @@ class Expander:
         self.read_text = read_text
         self.declared_inputs: dict[str, InputSpec] = {}
         self.notes: list[str] = []
+        #: Paths of the canonical document -> the paths the user wrote (another dialect).
+        self.paths: dict[JSONPath, JSONPath] = {}
         #: Values references were expanded to (see HostConfig.secrets).
         self.secrets: set[str] = set()
         # When set (a disabled server), unresolvable references are kept literally.
@@ -85,6 +87,19 @@ class Expander:
 
     # -- reporting --------------------------------------------------------------------
 
+    def written(self, fpath: JSONPath) -> JSONPath:
+        """The path the user wrote for ``fpath`` of the canonical document (another dialect
+        may have called the field differently: :mod:`mcphost.config.dialects`)."""
+        for _ in range(3):
+            for size in range(len(fpath), 0, -1):
+                mapped = self.paths.get(fpath[:size])
+                if mapped is not None:
+                    fpath = (*mapped, *fpath[size:])
+                    break
+            else:
+                break
+        return fpath
+
     def where(self, fpath: JSONPath) -> tuple[str, int | None]:
         line = self.doc.line(fpath) if self.doc is not None else None
         prefix = f"{self.name}:{line}" if line is not None else self.name
@@ -93,6 +108,7 @@ class Expander:
         return prefix, line
 
     def error(self, fpath: JSONPath, message: str, *, server: str | None = None) -> NoReturn:
+        fpath = self.written(fpath)
         prefix, line = self.where(fpath)
         fname = format_path(fpath)
         parts = [p for p in (prefix, fname) if p]
@@ -102,6 +118,7 @@ class Expander:
         )
 
     def note(self, fpath: JSONPath, message: str) -> None:
+        fpath = self.written(fpath)
         prefix, _ = self.where(fpath)
         parts = [p for p in (prefix, format_path(fpath)) if p]
         parts.append(message)
@@ -109,7 +126,6 @@ class Expander:
         self.notes.append(text)
         logger.debug("%s", text)
 
-    # -- structure --------------------------------------------------------------------------
     # -- expansion ------------------------------------------------------------------------
 
     def expand(self, fpath: JSONPath, value: str, server: str) -> str:

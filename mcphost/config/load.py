@@ -14,6 +14,7 @@ from typing import Any
 
 from mcphost.errors import ConfigurationError
 
+from .dialects import normalise
 from .entry import EntryLoader
 from .jsonpos import JSONPath, display_name, loads
 from .model import CacheSettings, HostConfig, InputSpec, ServerConfig, _FrozenMap
@@ -40,7 +41,15 @@ class _Loader(EntryLoader):
 
     # -- the document -----------------------------------------------------------------------
 
+    def canonical(self, data: Any) -> Any:
+        """``data`` in the canonical shape (another dialect rewritten, its paths kept)."""
+        data, self.paths, notes = normalise(data)
+        for fpath, message in notes:
+            self.note(fpath, message)
+        return data
+
     def load(self, data: Any, only: Sequence[str] | None = None) -> HostConfig:
+        data = self.canonical(data)
         left_out: list[tuple[str, str]] = []
         if only is not None:
             data, left_out = _selected(data, only)
@@ -259,8 +268,6 @@ def required_inputs(
     """
     doc = loads(text, path=path) if isinstance(text, str) else None
     data = doc.value if doc is not None else _data_as_json(text, path)
-    if only is not None:
-        data, _ = _selected(data, only)  # the inputs of the servers chosen, and no other
     loader = _Loader(
         doc,
         path=path,
@@ -270,6 +277,9 @@ def required_inputs(
         inputs=None,
         read_text=None,
     )
+    data = loader.canonical(data)
+    if only is not None:
+        data, _ = _selected(data, only)  # the inputs of the servers chosen, and no other
     loader.check_schema(data)
     loader.load_inputs(data.get("inputs", ()))
     loader.collected_inputs = []

@@ -189,6 +189,8 @@ class ServerConfig:
         cache_ttl: seconds its reads and prompts stay cached (0: never), or ``None`` for the
             host's time to live.
         log_level: the level of its loggers (stderr, wire trace), or ``None``.
+        declared_capabilities: what the configuration says the server offers (Talk-2-Tables'
+            ``capabilities``), shown in ``get_tools()``.
         retry: how failed starts and safe requests are tried again, or ``None`` for the
             host's policy (see :mod:`mcphost.policy`).
         restart: what happens when the ready server fails by itself (default: nothing).
@@ -217,6 +219,7 @@ class ServerConfig:
     inherit_env: bool = False
     cache_ttl: float | None = None
     log_level: str | None = None
+    declared_capabilities: tuple[str, ...] = ()
     retry: RetryPolicy | None = None
     restart: RestartPolicy = field(default_factory=RestartPolicy)
 

@@ -44,6 +44,15 @@ async def load_config(
         raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
     text = read_config_text(path)
+    if path.lower().endswith((".yaml", ".yml")):
+        # Talk-2-Tables writes its configuration in YAML: read when PyYAML happens to be
+        # installed (never a dependency), then checked like data given in code.
+        data = _yaml(text, path)
+        values = await _resolve_inputs(config_mod.required_inputs(data, path=path, only=only), inputs)
+        return _loaded(config_mod.config_from_data(
+            data, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
+            read_text=_read_text, only=only,
+        ))
     values = await _resolve_inputs(config_mod.required_inputs(text, path=path, only=only), inputs)
     return _loaded(config_mod.parse_config(
         text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
@@ -126,3 +135,19 @@ def read_config_text(path: str) -> str:
 
 def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
+
+
+def _yaml(text: str, path: str) -> Any:
+    name = os.path.basename(path)
+    try:
+        import yaml  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        raise ConfigurationError(
+            f"{name}: reading YAML needs PyYAML (pip install pyyaml), or write the configuration as JSON",
+            path=path) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        raise ConfigurationError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}", path=path) from None

@@ -33,6 +33,7 @@ from ..types import (
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
+from .adapters import ClientManagerAPI
 from .configload import load_config, select
 from .handle import ServerHandle
 from .handlers import Handlers, Registration
@@ -68,7 +69,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(Registration, Queries, Observability):
+class MCPHost(Registration, Queries, Observability, ClientManagerAPI):
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:

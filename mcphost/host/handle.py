@@ -138,6 +138,7 @@ class ServerHandle:
             "error": str(self.error) if self.error is not None else None,
             "priority": self.config.priority,
             "domains": list(self.config.domains),
+            "declaredCapabilities": list(self.config.declared_capabilities),
         }
 
     def metrics_snapshot(self) -> dict[str, Any]:

@@ -488,7 +488,7 @@ def test_args_item_of_wrong_type_names_index_and_line() -> None:
     [
         ({"command": "x", "args": "-y pkg"}, "args: expected array of strings, got string"),
         ({"command": "x", "args": [None]}, "args[0]: expected string, got null"),
-        ({"command": ["npx"]}, "command: expected string, got array"),
+        ({"command": ["npx", 1]}, "command: expected string, got array"),
         ({"command": "x", "env": []}, "env: expected object, got array"),
         (
             {"command": "x", "env": {"P": 8080}},
@@ -1352,6 +1352,7 @@ def test_schema_mentions_every_server_config_field() -> None:
         "inherit_env": "inheritEnv",
         "cache_ttl": "cacheTtl",
         "log_level": "logLevel",
+        "declared_capabilities": "capabilities",
     }
     for f in dataclasses.fields(ServerConfig):
         if f.name == "name":  # the key: described by propertyNames
