@@ -1,0 +1,277 @@
+"""MCP over a WebSocket: one JSON-RPC message per text frame (subprotocol ``mcp``).
+
+Layer 2, over :mod:`mcphost.wire.http11` (the upgrade's response head) and
+:mod:`mcphost.wire.websocket` (RFC 6455 frames). The connection is an ``asyncio`` protocol
+whose ``data_received`` decodes frames and pushes the messages straight to the receiver,
+as stdio does: no reader task. ``wss://`` URLs use TLS with the default context.
+
+- ``start()`` connects, sends the upgrade (offering the ``mcp`` subprotocol, with the
+  configuration's ``headers``) and checks the server's ``101`` (§4.1); a refused connection,
+  a non-101 answer or a bad handshake is a ``ServerStartupError``-worthy reason naming the
+  endpoint (no path, no query: they may hold secrets);
+- every message sent is one masked text frame; a ping is answered with a pong;
+- a ``Close`` from the server is answered, and the peer is gone ("server closed the
+  WebSocket (1001 going away)"); a connection that drops is gone too; a frame the decoder
+  refuses closes the connection with the code the RFC gives (1002, 1007, 1009);
+- ``aclose()`` sends ``Close`` (1000), waits for the server's (bounded), then closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import urllib.parse
+from collections import deque
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._json import loads
+from ..errors import ConfigurationError, ServerStartupError
+from ..wire import websocket as ws
+from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
+from .base import REQUEST, Gone, Receiver
+from .trace import WireTrace
+
+__all__ = ["WebSocketTransport"]
+
+logger = logging.getLogger("mcphost.transports.websocket")
+
+SUBPROTOCOL: Final = "mcp"
+_TAIL: Final = 20
+_HIGH_WATER: Final = 1 << 20
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, owner: WebSocketTransport) -> None:
+        self.owner = owner
+
+    def data_received(self, data: bytes) -> None:
+        self.owner._on_data(data)
+
+    def eof_received(self) -> bool | None:
+        self.owner._on_lost("server closed the connection")
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._on_lost(f"connection lost: {exc}" if exc else "server closed the connection")
+
+    def pause_writing(self) -> None:
+        self.owner._paused(True)
+
+    def resume_writing(self) -> None:
+        self.owner._paused(False)
+
+
+class WebSocketTransport:
+    """One WebSocket connection to one server."""
+
+    def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
+                 max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or url!r}", server=name)
+        self.name = name
+        self.url = url
+        self.secure = parts.scheme == "wss"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.secure else 80)
+        self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+        self.shown = f"{parts.scheme}://{parts.hostname}:{self.port}"  # no path, no query: they may hold secrets
+        self.headers = list(headers)
+        self.needs_drain = False
+        self.trace = WireTrace(name)
+        self._decoder = ws.FrameDecoder(max_message_size=max_message_size)
+        self._transport: asyncio.Transport | None = None
+        self._receiver: Receiver | None = None
+        self._early: list[Any] = []
+        self._gone: Gone | None = None
+        self._gone_told = False
+        self._closing = False
+        self._handshake: asyncio.Future[None] | None = None
+        self._parser: ResponseParser | None = None
+        self._key = ""
+        self._closed_by_server = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self._tail: deque[str] = deque(maxlen=_TAIL)
+        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0}
+
+    # -- connecting ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        context = ssl.create_default_context() if self.secure else None
+        try:
+            transport, _ = await loop.create_connection(lambda: _Connection(self), self.host, self.port,
+                                                        ssl=context)
+        except (OSError, ssl.SSLError) as exc:
+            err = ServerStartupError(f"cannot connect to {self.shown}: {exc.strerror or exc}", server=self.name)
+            err.transient = True  # the server may be starting: worth another try
+            raise err from None
+        self._transport = transport
+        host_header = self.host if self.port in (80, 443) else f"{self.host}:{self.port}"
+        request, self._key = ws.handshake_request(host_header, self.target, self.headers, protocols=[SUBPROTOCOL])
+        self._parser = ResponseParser()
+        self._handshake = loop.create_future()
+        transport.write(request)
+        try:
+            await self._handshake
+        except BaseException:
+            transport.abort()
+            raise
+
+    def _handshaking(self, data: bytes) -> None:
+        assert self._parser is not None and self._handshake is not None
+        try:
+            events = self._parser.feed(data)
+        except HttpProtocolError as exc:
+            self._handshake_failed(f"bad handshake answer: {exc}")
+            return
+        for event in events:
+            if isinstance(event, Response):
+                try:
+                    ws.check_handshake_response(event.status, event.headers, self._key, protocols=[SUBPROTOCOL])
+                except ws.WebSocketProtocolError as exc:
+                    self._handshake_failed(str(exc))
+                    return
+                rest = bytes(self._parser.trailing_data)
+                self._parser = None
+                self._handshake.set_result(None)
+                if rest:
+                    self._on_frames(rest)
+                return
+            if isinstance(event, EndOfMessage):  # pragma: no cover - a 101 ends the parser first
+                break
+
+    def _handshake_failed(self, why: str) -> None:
+        assert self._handshake is not None
+        self._tail.append(why)
+        if not self._handshake.done():
+            self._handshake.set_exception(ServerStartupError(f"{self.shown}: {why}", server=self.name))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _on_data(self, data: bytes) -> None:
+        self._stats["bytes_in"] += len(data)
+        if self._parser is not None:
+            self._handshaking(data)
+        else:
+            self._on_frames(data)
+
+    def _on_frames(self, data: bytes) -> None:
+        try:
+            events = self._decoder.feed(data)
+        except ws.WebSocketProtocolError as exc:
+            self._fail(exc.close_code or 1002, f"server broke the WebSocket protocol: {exc}")
+            return
+        messages: list[Any] = []
+        for event in events:
+            if isinstance(event, ws.Message):
+                payload = event.payload.encode("utf-8") if isinstance(event.payload, str) else event.payload
+                if self.trace.enabled():
+                    self.trace.messages(False, [payload])
+                try:
+                    messages.append(loads(payload))
+                except ValueError:
+                    self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
+                    logger.warning("%s: skipping a WebSocket message that is not JSON", self.name)
+            elif isinstance(event, ws.Ping):
+                self._write(ws.pong(event.payload))
+            elif isinstance(event, ws.Close):
+                self._closed_by_server.set()
+                if not self._closing:
+                    self._write(ws.close(event.code if event.code is not None else 1000))
+                    reason = f" ({event.code} {event.reason})".rstrip() if event.code else ""
+                    self._tell_gone(Gone(f"server closed the WebSocket{reason}"))
+        if messages:
+            self._stats["messages_in"] += len(messages)
+            if self._receiver is None:
+                self._early.extend(messages)
+            else:
+                self._receiver.on_messages(messages)
+
+    def _on_lost(self, why: str) -> None:
+        self._closed_by_server.set()
+        if self._handshake is not None and not self._handshake.done():
+            self._handshake_failed(why)
+            return
+        self._tell_gone(Gone(why))
+
+    def _fail(self, code: int, why: str) -> None:
+        self._tail.append(why)
+        logger.error("%s: %s", self.name, why)
+        self._write(ws.close(code))
+        if self._transport is not None:
+            self._transport.close()
+        self._tell_gone(Gone(why))
+
+    def _tell_gone(self, gone: Gone) -> None:
+        if self._gone is not None or self._closing:
+            return
+        self._gone = gone
+        receiver = self._receiver
+        if receiver is not None:
+            self._gone_told = True
+            receiver.on_gone(gone)
+
+    def set_receiver(self, receiver: Receiver) -> None:
+        self._receiver = receiver
+        if self._early:
+            early, self._early = self._early, []
+            receiver.on_messages(early)
+        if self._gone is not None and not self._gone_told:
+            self._gone_told = True
+            receiver.on_gone(self._gone)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _write(self, frame: bytes) -> None:
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        self._stats["bytes_out"] += len(frame)
+        transport.write(frame)
+
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+        if self._gone is not None or self._closing:
+            return
+        if self.trace.enabled():
+            self.trace.messages(True, [data])
+        self._stats["messages_out"] += 1
+        self._write(ws.encode_frame(ws.Opcode.TEXT, data))
+
+    def _paused(self, paused: bool) -> None:
+        self.needs_drain = paused
+        if paused:
+            self._drained.clear()
+        else:
+            self._drained.set()
+        if self._receiver is not None:
+            self._receiver.on_write_paused(paused)
+
+    async def drain(self) -> None:
+        await self._drained.wait()
+
+    async def aclose(self, timeout: float) -> Gone:
+        if not self._closing:
+            self._closing = True
+            transport = self._transport
+            if transport is not None and not transport.is_closing():
+                self._write(ws.close(1000))
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._closed_by_server.wait(), max(0.0, min(timeout, 2.0)))
+                transport.close()
+        return self._gone or Gone("connection closed")
+
+    # -- what the host shows --------------------------------------------------------------------
+
+    def tail(self) -> list[str]:
+        return list(self._tail)
+
+    def statistics(self) -> dict[str, Any]:
+        return dict(self._stats)
+
+    def process_group(self) -> int | None:
+        return None
