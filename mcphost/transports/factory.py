@@ -46,8 +46,19 @@ def _stdio(
     )
 
 
+def _websocket(
+    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    redact: Callable[[str], str] | None,
+) -> Transport:
+    from .websocket import WebSocketTransport
+
+    return WebSocketTransport(config.name, config.url or "", headers=config.headers.items(),
+                              max_message_size=max_message_size)
+
+
 _BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None], Transport]]] = {
     "stdio": _stdio,
+    "websocket": _websocket,
 }
 
 
@@ -62,7 +73,8 @@ def make_transport(
     builder = _BUILDERS.get(config.type)
     if builder is None:
         raise ConfigurationError(
-            f"transport {config.type!r} is not supported by this version of mcphost (stdio only)",
+            f"transport {config.type!r} is not supported by this version of mcphost "
+            f"(supported: {', '.join(sorted(_BUILDERS))})",
             server=config.name,
         )
     return builder(config, environ, max_message_size, inherit_env, redact)

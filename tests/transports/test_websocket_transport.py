@@ -16,7 +16,6 @@ import pytest
 
 from mcphost import MCPHost, ServerStartupError, ServerUnavailableError
 from mcphost.policy import NO_RETRY
-from mcphost.transports.websocket import WebSocketTransport
 from mcphost.wire import websocket as ws
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -108,9 +107,9 @@ async def serving(server: Server) -> AsyncIterator[str]:
 
 
 def host_for(url: str) -> MCPHost:
-    cfg = {"mcpServers": {"w": {"type": "websocket", "url": url, "headers": {"X-Api-Key": "k"}}}}
-    return MCPHost(cfg, retry=NO_RETRY, transport_factory=lambda c: WebSocketTransport(
-        c.name, c.url or "", headers=c.headers.items()))
+    # Through the host's own factory: "type": "websocket" (or a ws:// url) is all it takes.
+    cfg = {"mcpServers": {"w": {"url": url, "headers": {"X-Api-Key": "k"}}}}
+    return MCPHost(cfg, retry=NO_RETRY)
 
 
 async def test_calls_over_a_websocket() -> None:
