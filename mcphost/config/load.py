@@ -189,15 +189,8 @@ def parse_config(
             the message reads ``file:line: field: what is wrong``.
     """
     doc = loads(text, path=path)
-    loader = _Loader(
-        doc,
-        path=path,
-        environ=environ,
-        workspace_folder=workspace_folder,
-        user_home=user_home,
-        inputs=inputs,
-        read_text=read_text,
-    )
+    loader = _Loader(doc, path=path, environ=environ, workspace_folder=workspace_folder, user_home=user_home,
+                     inputs=inputs, read_text=read_text)
     return loader.load(doc.value, only)
 
 
@@ -232,15 +225,8 @@ def config_from_data(
     Raises:
         ConfigurationError: the configuration is invalid.
     """
-    loader = _Loader(
-        None,
-        path=path,
-        environ=environ,
-        workspace_folder=workspace_folder,
-        user_home=user_home,
-        inputs=inputs,
-        read_text=read_text,
-    )
+    loader = _Loader(None, path=path, environ=environ, workspace_folder=workspace_folder, user_home=user_home,
+                     inputs=inputs, read_text=read_text)
     return loader.load(_data_as_json(data, path), only)
 
 
@@ -268,15 +254,7 @@ def required_inputs(
     """
     doc = loads(text, path=path) if isinstance(text, str) else None
     data = doc.value if doc is not None else _data_as_json(text, path)
-    loader = _Loader(
-        doc,
-        path=path,
-        environ={},
-        workspace_folder=None,
-        user_home=None,
-        inputs=None,
-        read_text=None,
-    )
+    loader = _Loader(doc, path=path, environ={}, workspace_folder=None, user_home=None, inputs=None, read_text=None)
     data = loader.canonical(data)
     if only is not None:
         data, _ = _selected(data, only)  # the inputs of the servers chosen, and no other

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Final, Protocol
 
 __all__ = [
+    "GoneOnce",
     "REQUEST",
     "NOTIFICATION",
     "RESPONSE",
@@ -106,3 +107,23 @@ class Transport(Protocol):
     def process_group(self) -> int | None:
         """The OS process group of a local server still running, for a last-resort kill
         when the application exits without shutting down (``None``: nothing to kill)."""
+
+
+class GoneOnce:
+    """What every transport does the same way: tell its receiver ``on_gone`` exactly once,
+    and never after :meth:`Transport.aclose` began (``_closing``). A ``Gone`` that comes
+    before there is a receiver is kept for it (``_gone_told`` stays false)."""
+
+    _gone: Gone | None
+    _gone_told: bool
+    _closing: bool
+    _receiver: Receiver | None
+
+    def _tell_gone(self, gone: Gone) -> None:
+        if self._gone is not None or self._closing:
+            return
+        self._gone = gone
+        receiver = self._receiver
+        if receiver is not None:
+            self._gone_told = True
+            receiver.on_gone(gone)

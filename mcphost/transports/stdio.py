@@ -26,7 +26,7 @@ from typing import Any, Final
 from .._json import loads
 from ..process import ServerProcess
 from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
-from .base import Gone, Receiver
+from .base import Gone, GoneOnce, Receiver
 from .trace import WireTrace
 
 __all__ = ["StdioTransport"]
@@ -46,7 +46,7 @@ _OVERSIZED_ID: Final = re.compile(
 _OVERSIZED_METHOD: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:')
 
 
-class StdioTransport:
+class StdioTransport(GoneOnce):
     """Frames messages over a :class:`~mcphost.process.ServerProcess`'s pipes."""
 
     def __init__(
@@ -221,15 +221,6 @@ class StdioTransport:
         tail = process.stderr_lines()
         logger.debug("! %s: %s", self.name, what)
         self._tell_gone(Gone(_with_tail(what, tail), exit_code=code, stderr_tail=tail))
-
-    def _tell_gone(self, gone: Gone) -> None:
-        if self._gone is not None or self._closing:
-            return
-        self._gone = gone
-        receiver = self._receiver
-        if receiver is not None:
-            self._gone_told = True
-            receiver.on_gone(gone)
 
     # -- sending ----------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from .._json import loads
 from ..errors import ConfigurationError, ServerStartupError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
-from .base import REQUEST, Gone, Receiver
+from .base import REQUEST, Gone, GoneOnce, Receiver
 from .trace import WireTrace
 
 __all__ = ["WebSocketTransport"]
@@ -64,7 +64,7 @@ class _Connection(asyncio.Protocol):
         self.owner._paused(False)
 
 
-class WebSocketTransport:
+class WebSocketTransport(GoneOnce):
     """One WebSocket connection to one server."""
 
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
@@ -206,15 +206,6 @@ class WebSocketTransport:
         if self._transport is not None:
             self._transport.close()
         self._tell_gone(Gone(why))
-
-    def _tell_gone(self, gone: Gone) -> None:
-        if self._gone is not None or self._closing:
-            return
-        self._gone = gone
-        receiver = self._receiver
-        if receiver is not None:
-            self._gone_told = True
-            receiver.on_gone(gone)
 
     def set_receiver(self, receiver: Receiver) -> None:
         self._receiver = receiver
