@@ -6,7 +6,9 @@ What it does, and nothing more:
   reader task, no stream buffer; stdout chunks are split on ``\\n`` and dispatched in the
   read callback itself, so a response completes its future in the loop turn that read it;
 - writes gathered per loop turn: requests made in one turn go out in one ``write`` (one
-  system call), and a request made alone goes out at once;
+  system call), and a request made alone goes out at once; a long turn writes every 8 KiB,
+  so the server works on the first requests while the client makes the rest (without it
+  mcphost, which does so, beat this floor by a fifth on one server);
 - a dict of futures keyed by request id;
 - the same JSON codec as mcphost (``mcphost._json``: orjson when installed);
 - the handshake (``initialize``, ``notifications/initialized``) and, for the start-up
@@ -32,6 +34,8 @@ from typing import Any
 from mcphost._json import dumps, loads
 
 PROTOCOL_VERSION = "2025-06-18"
+#: A turn's writes go out at once past this many bytes (what mcphost's stdio transport does).
+EAGER_BYTES = 8192
 
 
 def _noop(params: dict[str, Any]) -> None:
@@ -64,6 +68,7 @@ class FloorClient:
         self._next_id = 0
         self._buf = b""
         self._out: list[bytes] = []
+        self._out_bytes = 0
         self._flush_scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = asyncio.Event()
@@ -90,9 +95,13 @@ class FloorClient:
     # -- writing: one write per loop turn ----------------------------------------------------
 
     def _send(self, msg: dict[str, Any]) -> None:
-        self._out.append(dumps(msg))
-        if len(self._pending) <= 1:
-            self._flush()  # alone in flight: no reason to wait for the end of the turn
+        data = dumps(msg)
+        self._out.append(data)
+        self._out_bytes += len(data) + 1
+        if len(self._pending) <= 1 or self._out_bytes >= EAGER_BYTES:
+            # Alone in flight: no reason to wait for the end of the turn. A long turn's
+            # requests go out every 8 KiB, so the server starts on them while more are made.
+            self._flush()
         elif not self._flush_scheduled:
             self._flush_scheduled = True
             assert self._loop is not None
@@ -105,6 +114,7 @@ class FloorClient:
             out.append(b"")
             self._stdin.write(b"\n".join(out))
             out.clear()
+            self._out_bytes = 0
 
     def _request(self, method: str, params: dict[str, Any]) -> asyncio.Future[Any]:
         self._next_id += 1
