@@ -261,6 +261,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI):
         if self._state != "stopped":
             self._state = "stopping"
         await self._supervisor.shutdown_once()
+        observe.restore_levels(self._supervisor)
         self._state = "stopped"
 
     async def start_server(self, name: str) -> None:

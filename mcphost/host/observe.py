@@ -27,7 +27,7 @@ from ..metrics.prometheus import Family, render
 if TYPE_CHECKING:
     from .handle import ServerHandle
 
-__all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "completed", "failed", "requests_log"]
+__all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "restore_levels", "completed", "failed", "requests_log"]
 
 #: Request logs (event ``request_completed`` at DEBUG, ``request_failed`` at INFO).
 requests_log = logging.getLogger("mcphost.requests")
@@ -136,13 +136,26 @@ def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = N
     and of the log levels: host-wide for the ``mcphost`` loggers, per server for its
     ``mcphost.server.<name>`` and ``mcphost.wire.<name>`` loggers."""
     supervisor.reads.configure(config.cache)
+    levels: dict[str, int] = supervisor.saved_levels
+    wanted: list[tuple[str, str | int]] = []
     level = log_level if log_level is not None else config.log_level
     if level is not None:
-        logging.getLogger("mcphost").setLevel(level)
+        wanted.append(("mcphost", level))
     for name, server in config.servers.items():
         if server.log_level is not None:
-            logging.getLogger(f"mcphost.server.{name}").setLevel(server.log_level)
-            logging.getLogger(f"mcphost.wire.{name}").setLevel(server.log_level)
+            wanted += [(f"mcphost.server.{name}", server.log_level), (f"mcphost.wire.{name}", server.log_level)]
+    for logger_name, value in wanted:
+        target = logging.getLogger(logger_name)
+        levels.setdefault(logger_name, target.level)  # given back when the host shuts down
+        target.setLevel(value)
+
+
+def restore_levels(supervisor: Any) -> None:
+    """The loggers' levels as they were before the host set them (at shutdown): the host's
+    settings last as long as the host."""
+    for logger_name, level in supervisor.saved_levels.items():
+        logging.getLogger(logger_name).setLevel(level)
+    supervisor.saved_levels.clear()
 
 
 def check_level(level: str | int | None) -> str | int | None:

@@ -117,6 +117,8 @@ class Supervisor:
         self.trace_bodies = False
         #: Servers of the application's own tools (register_tools), by name.
         self.local: dict[str, LocalServer] = {}
+        #: Logger levels the configuration changed, as they were (given back at shutdown).
+        self.saved_levels: dict[str, int] = {}
 
     # -- states ---------------------------------------------------------------------------
 

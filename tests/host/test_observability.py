@@ -174,8 +174,11 @@ async def test_log_levels_from_the_host_and_the_configuration() -> None:
             assert logging.getLogger("mcphost").level == logging.ERROR
             assert logging.getLogger("mcphost.server.a").level == logging.DEBUG
             assert logging.getLogger("mcphost.wire.a").level == logging.DEBUG
+        # The host's settings last as long as the host: shut down, the levels are back.
+        assert {name: logging.getLogger(name).level for name in saved} == saved
         async with MCPHost(cfg, log_level="info"):  # the application's word wins
             assert logging.getLogger("mcphost").level == logging.INFO
+        assert logging.getLogger("mcphost").level == saved["mcphost"]
         with pytest.raises(ValueError, match="log_level must be"):
             MCPHost(cfg, log_level="loud")
     finally:
