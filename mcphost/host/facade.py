@@ -45,6 +45,7 @@ from .registry import Registry
 from .reload import Watcher, apply
 from .router import Router
 from .supervisor import Supervisor
+from .tools_api import ModelAPI
 from .validation import Validation
 
 __all__ = ["MCPHost"]
@@ -69,7 +70,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(Registration, Queries, Observability, ClientManagerAPI):
+class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
@@ -133,6 +134,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI):
         self._router = Router(self._servers)
         self._tool_routes = self._router.routes
         self._router.set_permissions(permissions)
+        self._router.resolve = self._resolve_alias
         if bounds is None:
             bounds = Bounds(max_pages=max_pages)
         self.bounds = bounds

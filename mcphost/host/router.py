@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..bounds import clip
@@ -79,6 +79,8 @@ class Router:
         self.routes: dict[str, ToolRoute] = {}
         #: The application's permissions (None: every tool is allowed).
         self.permissions: Permissions | None = None
+        #: Aliases of tools for model APIs -> canonical names (set by the host).
+        self.resolve: Callable[[str], str | None] | None = None
 
     def set_permissions(self, permissions: Permissions | None) -> None:
         """New permissions: cached routes were checked against the old ones."""
@@ -111,7 +113,15 @@ class Router:
         return self.handle(server), name
 
     def tool(self, name: str) -> ToolRoute:
-        """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it."""
+        """Resolve ``server.tool`` (the slow path, raising the routing errors) and cache it;
+        a name given by ``tools_for()`` or ``mcp__server__tool`` is resolved first."""
+        resolve = self.resolve
+        if resolve is not None and isinstance(name, str) and name.partition(".")[0] not in self.servers:
+            canonical = resolve(name)
+            if canonical is not None:
+                route = self.tool(canonical)
+                self.routes[name] = route  # the alias is cached like the name it stands for
+                return route
         handle, tool_name = self.split(name, "tool")
         session = handle.require_ready()  # a server that is not running says so first
         tool = handle.tool_index.get(tool_name)
