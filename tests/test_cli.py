@@ -414,3 +414,14 @@ def test_metrics_json_logs_and_the_call_time(tmp_path: Path) -> None:
     assert not any('"text"' in line["message"] for line in lines if line["event"] == "wire")
     bodies = run_cli("call", str(path), "demo.echo", '{"text": "hi"}', "-vvv", "--log-format", "json")
     assert any('\\"text\\":\\"hi\\"' in line or '"text":"hi"' in line for line in bodies.stderr.splitlines())
+
+
+def test_tools_in_a_model_api_format(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    done = run_cli("tools", str(path), "--format", "anthropic")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [{"name": "demo__echo", "description": ECHO_TOOL["description"],
+                                        "input_schema": ECHO_TOOL["inputSchema"]}]
+    search = json.loads(run_cli("tools", str(path), "--format", "openai", "--search").stdout)
+    assert [t["function"]["name"] for t in search] == ["search_tools", "describe_tool", "call_tool"]
+    assert run_cli("tools", str(path), "--format", "cohere").returncode == 2

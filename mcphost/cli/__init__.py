@@ -71,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
     p_call.add_argument("--timeout", type=float, default=None, metavar="S", help="request timeout")
     common(p_call)
 
+    p_tools = sub.add_parser("tools", help="print every tool in a model API's format (JSON)")
+    p_tools.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
+    p_tools.add_argument("--format", default="openai", dest="format",
+                         choices=("openai", "openai-responses", "anthropic", "gemini", "mcp", "generic"),
+                         help="the model API whose tool shape and names to use (default openai)")
+    p_tools.add_argument("--search", action="store_true", help="the three meta-tools of the search mode instead")
+    p_tools.add_argument("--server", action="append", metavar="NAME", help="only this server (repeatable)")
+    common(p_tools)
+
     p_check = sub.add_parser("check", help="validate a configuration without starting anything")
     p_check.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
     common(p_check)
@@ -95,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run(lambda ints: _inspect(args, ints))
         if args.command == "check":
             return asyncio.run(_check(args))
+        if args.command == "tools":
+            return run(lambda ints: _tools(args, ints))
         return run(lambda ints: _call(args, ints))
     except BrokenPipeError:
         # The reader went away (`mcphost inspect | head -1`): end quietly.
@@ -177,6 +188,20 @@ async def _inspect(args: argparse.Namespace, interrupts: Interrupts) -> int:
             print(render_metrics(metrics), end="")
     finally:
         await stop_host(host, interrupts)
+    return 0
+
+
+async def _tools(args: argparse.Namespace, interrupts: Interrupts) -> int:
+    """Start the servers and print their tools as a model API wants them."""
+    host = await _start(interrupts, _config_path(args, args.config), servers=args.server, **_options(args))
+    try:
+        mode = "search" if args.search else "all"
+        tools = host.tools_for(args.format, mode=mode)
+        if args.server and not args.search:
+            tools = [t for server in args.server for t in host.tools_for(args.format, server=server)]
+    finally:
+        await stop_host(host, interrupts)
+    print(json.dumps(tools, indent=2, ensure_ascii=False))
     return 0
 
 
