@@ -184,3 +184,10 @@ async def test_dispatch_against_the_real_filesystem_server(tmp_path: Path) -> No
         assert reply["content"][0]["text"] == "hello from disk" and "is_error" not in reply
         gemini = await host.dispatch({"functionCall": {"name": "filesystem__list_allowed_directories", "args": {}}})
         assert str(tmp_path) in json.dumps(gemini["functionResponse"]["response"]["result"])
+        path = json.dumps({"path": str(tmp_path / "hello.txt")})
+        chat = await host.dispatch({"id": "c", "type": "function",
+                                    "function": {"name": "filesystem__read_text_file", "arguments": path}})
+        assert chat == {"role": "tool", "tool_call_id": "c", "content": "hello from disk"}
+        responses = await host.dispatch({"type": "function_call", "call_id": "r2", "name": "filesystem__read_text_file",
+                                         "arguments": path})
+        assert responses == {"type": "function_call_output", "call_id": "r2", "output": "hello from disk"}
