@@ -76,18 +76,28 @@ class ModelAPI:
         return tables
 
     def resolve_tool_name(self, name: str) -> str:
-        """The canonical ``server.tool`` of ``name`` (canonical, an alias, or
-        ``mcp__server__tool``); ``RoutingError`` when none matches."""
-        if isinstance(name, str) and name.startswith(PREFIX):
-            server, tool = split_mcp_name(name)
-            return f"{server}.{tool}"
+        """The canonical ``server.tool`` of ``name``: canonical, an alias given by
+        :meth:`tools_for`, or Claude Code's ``mcp__server__tool`` (with the tool's name as
+        listed, or as its alias spells it); ``RoutingError`` when none matches."""
+        if not isinstance(name, str):
+            raise RoutingError(f"a tool name is a string, not {type(name).__name__}")
         tables = self._tables()
         if name in tables.tools:
             return name
-        canonical = tables.canonical.get(name) if isinstance(name, str) else None
-        if canonical is None:
-            raise RoutingError(f"unknown tool {name!r} (neither server.tool nor a name given by tools_for())")
-        return canonical
+        canonical = tables.canonical.get(name)  # before mcp__: a server may be named "mcp"
+        if canonical is not None:
+            return canonical
+        if name.startswith(PREFIX):
+            canonical = tables.canonical.get(name[len(PREFIX):])  # mcp__server__tool_with_replaced_chars
+            if canonical is not None:
+                return canonical
+            try:
+                server, tool = split_mcp_name(name)
+            except UsageError:
+                pass
+            else:
+                return f"{server}.{tool}"
+        raise RoutingError(f"unknown tool {name!r} (neither server.tool nor a name given by tools_for())")
 
     def tools_for(self, provider: str = "openai", *, mode: str = "all", server: str | None = None) -> list[dict[str, Any]]:
         """The tools of the ready servers (or of ``server``) in ``provider``'s shape
@@ -125,6 +135,8 @@ class ModelAPI:
         ``raise_errors``."""
         if not isinstance(tool_call, Mapping):
             raise UsageError(f"dispatch() takes a provider's tool call (a mapping), not {type(tool_call).__name__}")
+        if provider is not None and provider not in PROVIDERS:
+            raise UsageError(f"unknown provider {provider!r} (one of {', '.join(PROVIDERS)})")
         try:
             provider = provider or provider_of(tool_call)
         except ValueError as exc:
@@ -161,6 +173,11 @@ class ModelAPI:
                                    "inputSchema": tool.get("inputSchema", {})}, ensure_ascii=False)
                 return {"content": [{"type": "text", "text": text}]}
             inner = arguments.get("arguments") or {}
+            if isinstance(inner, str):  # models often pass the arguments as a JSON string
+                try:
+                    inner = json.loads(inner or "{}")
+                except ValueError as exc:
+                    raise UsageError(f"call_tool: the arguments of {target!r} are not JSON: {exc}") from None
             if not isinstance(inner, Mapping):
                 raise UsageError("call_tool: arguments must be an object")
             return cast(dict[str, Any], await host.call_tool(target, dict(inner)))
