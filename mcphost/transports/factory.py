@@ -56,7 +56,29 @@ def _websocket(
                               max_message_size=max_message_size)
 
 
+def _http(
+    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    redact: Callable[[str], str] | None,
+) -> Transport:
+    from .http import StreamableHttpTransport
+
+    return StreamableHttpTransport(config.name, config.url or "", headers=config.headers.items(),
+                                   max_message_size=max_message_size)
+
+
+def _sse(
+    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    redact: Callable[[str], str] | None,
+) -> Transport:
+    from .sse import SseTransport
+
+    return SseTransport(config.name, config.url or "", headers=config.headers.items(),
+                        max_message_size=max_message_size)
+
+
 _BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None], Transport]]] = {
+    "http": _http,
+    "sse": _sse,
     "stdio": _stdio,
     "websocket": _websocket,
 }

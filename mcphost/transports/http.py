@@ -1,0 +1,494 @@
+"""Streamable HTTP (MCP 2025-03-26, 2025-06-18, 2025-11-25): one POST per message.
+
+Layer 2, over :mod:`.remote` and :mod:`.httpconn` (connections, pool) and the codecs of
+:mod:`mcphost.wire` (HTTP/1.1, Server-Sent Events). The transport knows no MCP beyond what
+the HTTP binding says (spec "Transports: Streamable HTTP"):
+
+- every message is a POST to the URL with ``Accept: application/json, text/event-stream``;
+  a notification or a response is answered ``202 Accepted``; a request is answered with one
+  JSON message (or a batch) or with an SSE stream of messages that ends after the response;
+- "If the server returns an ``Mcp-Session-Id`` header with the ``InitializeResult``, clients
+  MUST include it in all subsequent HTTP requests"; a 404 to a request carrying it means the
+  session expired: the server is gone ("session expired (HTTP 404)") and the host's restart
+  and retry policies start a new one;
+- ``negotiated(version)`` (told by the session after the handshake) adds
+  ``MCP-Protocol-Version`` to every later request and opens the standalone GET stream for
+  the server's own requests and notifications ("The server MAY ... return HTTP 405");
+- a stream that ends before its response is resumed: after the server's ``retry`` the
+  client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
+  times; a stream without an event id cannot be resumed and its request fails;
+- a request given up (``notifications/cancelled`` sent for it) closes its response stream;
+- ``aclose()`` DELETEs the session (bounded; 405 is fine) and closes every connection.
+
+Failures a caller sees at once: an HTTP error status (a JSON-RPC error response for the
+request, see :mod:`.remote`), a response too large (``max_message_size``), a stream that
+ends and cannot be resumed, a connection lost before the response. A server that cannot be
+reached any more is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._json import loads
+from ..wire.http11 import Response, build_request
+from ..wire.sse import SSEDecoder, SSEProtocolError
+from .base import NOTIFICATION, REQUEST, Gone
+from .httpconn import Exchange, header
+from .remote import PostExchange, RemoteTransport
+
+__all__ = ["StreamableHttpTransport"]
+
+logger = logging.getLogger("mcphost.transports.http")
+
+#: Waited before a resumption when the server gave no ``retry`` (milliseconds).
+DEFAULT_RETRY_MS: Final = 1000
+#: A longer ``retry`` of the server is cut to this (the call's deadline runs meanwhile).
+MAX_RETRY_MS: Final = 30_000
+DEFAULT_RESUME_ATTEMPTS: Final = 2
+#: How long ``aclose`` waits for the answer to its DELETE at most.
+DELETE_WAIT: Final = 2.0
+# Spec: "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)."
+_SESSION_ID: Final = re.compile(r"[\x21-\x7e]{1,1024}")
+_NONE, _JSON, _SSE = range(3)
+
+
+def _content_type(response: Response) -> str:
+    value = header(response, "content-type") or ""
+    return value.split(";", 1)[0].strip().lower()
+
+
+class _Stream:
+    """An SSE response stream: a POST's and then its resumptions', or the standalone GET's."""
+
+    __slots__ = ("decoder", "events")
+
+    def __init__(self, max_message_size: int) -> None:
+        self.decoder = SSEDecoder(max_line_size=max_message_size + 64, max_event_size=max_message_size)
+        self.events = 0
+
+
+class _Post(PostExchange):
+    """A message POSTed to the MCP endpoint and its JSON or SSE answer."""
+
+    transport: StreamableHttpTransport
+
+    def __init__(self, transport: StreamableHttpTransport, data: bytes, kind: int, method: str | None) -> None:
+        super().__init__(transport, data, kind, method)
+        self.mode = _NONE
+        self.body = bytearray()
+        self.stream: _Stream | None = None
+        self.resumes = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.get: _Get | None = None  # the resumption under way
+
+    def on_success(self, response: Response) -> None:
+        transport = self.transport
+        transport.took_session(response)
+        if response.status in (202, 204):
+            return
+        ctype = _content_type(response)
+        if ctype == "text/event-stream":
+            self.mode = _SSE
+            self.stream = _Stream(transport.max_message_size)
+        elif ctype == "application/json" or ctype.endswith("+json"):
+            self.mode = _JSON
+            length = header(response, "content-length")
+            if length is not None and length.isdigit() and int(length) > transport.max_message_size:
+                self.too_large(f"a message of {int(length)} bytes")
+        elif self.kind == REQUEST:
+            self.finish()
+            self.abort()
+            transport.fail_request(self.rid, f"HTTP {response.status} with Content-Type {ctype or 'none'!r} "
+                                             "(expected application/json or text/event-stream)")
+
+    def on_failure(self, response: Response) -> None:
+        if response.status == 404 and self.transport.session_id is not None:
+            self.finish()
+            self.transport.gone("session expired (HTTP 404)")
+
+    def too_large(self, what: str) -> None:
+        self.finish()
+        self.abort()
+        self.transport.undeliverable(
+            self.rid, f"the server sent {what} (limit {self.transport.max_message_size} bytes)")
+
+    def on_body(self, chunk: bytes) -> None:
+        if self.mode == _JSON:
+            body = self.body
+            body += chunk
+            if len(body) > self.transport.max_message_size:
+                self.too_large("a message over the limit")
+        elif self.mode == _SSE:
+            assert self.stream is not None
+            if not self.transport.feed(self.stream, chunk, self.rid if not self.done else None):
+                self.finish()
+                self.abort()
+
+    def on_complete(self) -> None:
+        transport = self.transport
+        if self.mode == _JSON:
+            if self.body.strip():
+                transport.deliver_raw(bytes(self.body))
+            self.body = bytearray()
+        elif self.mode == _SSE:
+            assert self.stream is not None
+            self.stream.decoder.feed_eof()
+            if not self.done and self.kind == REQUEST:
+                transport.resume(self, "the stream ended before the response")
+                return
+        elif not self.done and self.kind == REQUEST and transport.standalone is not None:
+            # 202 to a request: its answer may still come on the standalone stream.
+            logger.debug("%s: HTTP %d to %s; waiting for its response on the GET stream",
+                         transport.name, self.status, self.rpc_method)
+            return
+        super().on_complete()
+
+    def on_error(self, why: str) -> None:
+        if self.mode == _SSE and not self.done and self.kind == REQUEST and self.transport.live:
+            assert self.stream is not None
+            self.stream.decoder.feed_eof()
+            self.transport.resume(self, why)
+        else:
+            super().on_error(why)
+
+    def finish(self) -> None:
+        if not self.done:
+            self.done = True
+            if type(self.rid) in (int, str):
+                self.transport.requests.pop(self.rid, None)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def cancel(self) -> None:
+        """The request was given up: close its stream (or its resumption)."""
+        self.finish()
+        self.abort()
+        if self.get is not None:
+            self.get.abort()
+            self.get = None
+
+
+class _Get(Exchange):
+    """A GET of an SSE stream: the standalone stream, or the resumption of a POST's."""
+
+    def __init__(self, transport: StreamableHttpTransport, stream: _Stream, post: _Post | None) -> None:
+        self.transport = transport
+        self.stream = stream
+        self.post = post
+        self.last_event_id = stream.decoder.last_event_id
+        self.events_before = stream.events
+        self.ok = False
+
+    def request(self) -> bytes:
+        transport = self.transport
+        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session_headers()]
+        if self.last_event_id:
+            ours.append(("Last-Event-ID", self.last_event_id))
+        return build_request("GET", transport.target, transport.merged(ours))
+
+    def on_response(self, response: Response) -> None:
+        if response.status == 200 and _content_type(response) == "text/event-stream":
+            self.ok = True
+            return
+        self.abort()
+        self.transport.get_refused(self, response)
+
+    def on_data(self, chunk: bytes) -> None:
+        if not self.ok:
+            return
+        post = self.post
+        rid = post.rid if post is not None and not post.done else None
+        if not self.transport.feed(self.stream, chunk, rid):
+            self.abort()
+            if post is not None:
+                post.finish()
+            else:
+                self.transport.standalone = None
+
+    def on_end(self) -> None:
+        self.transport.get_ended(self, "the server ended the stream")
+
+    def on_error(self, why: str) -> None:
+        self.transport.get_ended(self, why)
+
+
+class _Delete(Exchange):
+    method = "DELETE"
+    urgent = True
+
+    def __init__(self, transport: StreamableHttpTransport, done: asyncio.Future[int]) -> None:
+        self.transport = transport
+        self.done = done
+
+    def request(self) -> bytes:
+        transport = self.transport
+        return build_request("DELETE", transport.target,
+                             transport.merged([*transport.base_headers(), *transport.session_headers()]))
+
+    def on_response(self, response: Response) -> None:
+        if not self.done.done():
+            self.done.set_result(response.status)
+
+    def on_error(self, why: str) -> None:
+        if not self.done.done():
+            self.done.set_result(0)
+
+
+class StreamableHttpTransport(RemoteTransport):
+    """MCP over Streamable HTTP to one endpoint URL.
+
+    Args:
+        name: the server's name (for messages and the wire trace).
+        url: the MCP endpoint, ``http://`` or ``https://``.
+        headers: sent on every request (``Authorization``...).
+        max_message_size: the largest message accepted (a JSON body or one SSE event).
+        max_connections: connections to the server at most (the GET stream is one).
+        connect_timeout: seconds to open a connection (TLS included).
+        resume_attempts: resumptions of one broken response stream at most.
+        stream: open the standalone GET stream after the handshake.
+        ssl_context: for ``https``; ``ssl.create_default_context()`` when not given.
+    """
+
+    def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
+                 resume_attempts: int = DEFAULT_RESUME_ATTEMPTS, stream: bool = True, **options: Any) -> None:
+        super().__init__(name, url, headers=headers, **options)
+        self.resume_attempts = resume_attempts
+        self.open_stream = stream
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        #: Requests sent whose outcome is not known yet, by id.
+        self.requests: dict[Any, _Post] = {}
+        #: The standalone GET stream (while it is open or being opened).
+        self.standalone: _Get | None = None
+        self._standalone_stream: _Stream | None = None
+        self._stream_failures = 0
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+        if not self.live:
+            return
+        self.messages_out += 1
+        if self.trace.enabled():
+            self.trace.messages(True, [data])
+        post = _Post(self, data, kind, method)
+        rid = post.rid
+        if rid is not None and type(rid) in (int, str):
+            self.requests[rid] = post
+        elif kind == NOTIFICATION and method == "notifications/cancelled":
+            self._cancelled(data)
+        self.pool.submit(post)
+
+    def _cancelled(self, data: bytes) -> None:
+        # Spec: a disconnect is not a cancellation, but once cancelled the response is not
+        # wanted: its stream is closed (and a connection freed).
+        try:
+            params = loads(data).get("params")
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            post = self.requests.get(rid) if type(rid) in (int, str) else None
+        except (ValueError, AttributeError):
+            return
+        if post is not None:
+            post.cancel()
+
+    def negotiated(self, version: str) -> None:
+        """The session agreed on ``version``: say it on every later request (spec
+        2025-06-18 "Protocol Version Header") and open the server's GET stream."""
+        self.protocol_version = version
+        if self.live and self.open_stream and self.standalone is None:
+            self._standalone_stream = _Stream(self.max_message_size)
+            # In the next loop turn: the session's notifications/initialized goes first.
+            self.standalone = _Get(self, self._standalone_stream, None)
+            asyncio.get_running_loop().call_soon(self._submit_standalone, self.standalone)
+
+    def session_headers(self) -> list[tuple[str, str]]:
+        out = []
+        if self.session_id is not None:
+            out.append(("Mcp-Session-Id", self.session_id))
+        if self.protocol_version is not None:
+            out.append(("MCP-Protocol-Version", self.protocol_version))
+        return out
+
+    def post_headers(self) -> list[tuple[str, str]]:
+        return self.merged([*self.base_headers(), ("Content-Type", "application/json"),
+                            ("Accept", "application/json, text/event-stream"), *self.session_headers()])
+
+    def took_session(self, response: Response) -> None:
+        if self.session_id is not None:
+            return
+        sid = header(response, "mcp-session-id")
+        if sid is None:
+            return
+        if _SESSION_ID.fullmatch(sid):
+            self.session_id = sid
+        else:
+            self.note("ignored an Mcp-Session-Id that is not visible ASCII")
+
+    # -- receiving --------------------------------------------------------------------------
+
+    def deliver(self, messages: list[Any]) -> None:
+        requests = self.requests
+        if requests:
+            for msg in messages:
+                for one in msg if type(msg) is list else (msg,):
+                    if type(one) is dict and "method" not in one:
+                        rid = one.get("id")
+                        post = requests.get(rid) if type(rid) in (int, str) else None
+                        if post is not None:
+                            post.finish()
+        super().deliver(messages)
+
+    def feed(self, stream: _Stream, chunk: bytes, rid: Any) -> bool:
+        """Body bytes of an SSE stream; false if it broke a bound (the stream must end)."""
+        try:
+            events = stream.decoder.feed(chunk)
+        except SSEProtocolError as exc:
+            self.undeliverable(rid, f"the server's event stream went over a bound: {exc}")
+            return False
+        for event in events:
+            stream.events += 1
+            # A priming event (an id and empty data) carries no message; another event type
+            # is not MCP's.
+            if event.data and event.event == "message" and self.live:
+                self.deliver_raw(event.data)
+        return True
+
+    # -- resuming ---------------------------------------------------------------------------
+
+    def resume(self, post: _Post, why: str) -> None:
+        """``post``'s stream ended before its response: GET it again after ``retry``."""
+        if not self.live or post.done:
+            return
+        assert post.stream is not None
+        decoder = post.stream.decoder
+        if not decoder.last_event_id:
+            post.finish()
+            self.fail_request(post.rid, f"the response stream ended before the response ({why}); "
+                                        "it cannot be resumed (no event id)")
+            return
+        if post.resumes >= self.resume_attempts:
+            post.finish()
+            self.fail_request(post.rid, f"the response stream ended before the response ({why}) "
+                                        f"after {post.resumes} resumption(s)")
+            return
+        post.resumes += 1
+        self.reconnects += 1
+        delay = self._retry_delay(decoder)
+        logger.debug("%s: resuming the stream of request %r in %.3f s (%s)", self.name, post.rid, delay, why)
+        post.timer = self._later(delay, self._resume_now, post)
+
+    def _resume_now(self, post: _Post) -> None:
+        post.timer = None
+        if self.live and not post.done:
+            assert post.stream is not None
+            post.get = _Get(self, post.stream, post)
+            self.pool.submit(post.get)
+
+    def _retry_delay(self, decoder: SSEDecoder) -> float:
+        retry = decoder.retry if decoder.retry is not None else DEFAULT_RETRY_MS
+        return min(retry, MAX_RETRY_MS) / 1000
+
+    def _later(self, delay: float, callback: Any, *args: Any) -> asyncio.TimerHandle:
+        timers = self._timers
+
+        def fire() -> None:
+            timers.discard(handle)
+            callback(*args)
+
+        handle = asyncio.get_running_loop().call_later(delay, fire)
+        timers.add(handle)
+        return handle
+
+    def _submit_standalone(self, get: _Get) -> None:
+        if self.live and get is self.standalone:
+            self.pool.submit(get)
+
+    def _open_standalone(self) -> None:
+        stream = self._standalone_stream
+        if not self.live or stream is None:
+            return
+        self.standalone = _Get(self, stream, None)
+        self.pool.submit(self.standalone)
+
+    def get_refused(self, get: _Get, response: Response) -> None:
+        status = f"HTTP {response.status} {response.reason}".rstrip()
+        if response.status == 404 and self.session_id is not None:
+            self.gone("session expired (HTTP 404)")
+            return
+        post = get.post
+        if post is not None:
+            post.get = None
+            if not post.done:
+                post.finish()
+                self.fail_request(post.rid, "the response stream ended before the response and "
+                                            f"could not be resumed ({status})")
+        elif get is self.standalone:
+            self.standalone = None
+            if response.status == 405:
+                logger.debug("%s: the server offers no GET stream (HTTP 405)", self.name)
+            else:
+                self.http_errors += 1
+                self.note(f"the GET stream was refused: {status}")
+
+    def get_ended(self, get: _Get, why: str) -> None:
+        if not self.live:
+            return
+        get.stream.decoder.feed_eof()
+        post = get.post
+        if post is not None:
+            post.get = None
+            self.resume(post, why)
+            return
+        if get is not self.standalone:
+            return
+        # The standalone stream: opened again (with Last-Event-ID) after ``retry``, unless
+        # the last tries carried nothing.
+        self.standalone = None
+        if get.stream.events > get.events_before:
+            self._stream_failures = 0
+        else:
+            self._stream_failures += 1
+        if self._stream_failures > self.resume_attempts:
+            self.note(f"the GET stream was given up after {self._stream_failures} failed tries: {why}")
+            return
+        self.reconnects += 1
+        logger.debug("%s: the GET stream ended (%s); opening it again", self.name, why)
+        self._later(self._retry_delay(get.stream.decoder), self._open_standalone)
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        self.requests.clear()
+        self.standalone = None
+        super().stop()
+
+    async def aclose(self, timeout: float) -> Gone:
+        if not self._closing:
+            live = self._gone is None
+            self._closing = True
+            if self.standalone is not None:
+                self.standalone.abort()
+            if live and self.session_id is not None:
+                # Spec: "Clients that no longer need a particular session ... SHOULD send an
+                # HTTP DELETE to the MCP endpoint with the Mcp-Session-Id header"; 405: the
+                # server does not allow it.
+                done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+                self.pool.submit(_Delete(self, done))
+                with contextlib.suppress(asyncio.TimeoutError):
+                    status = await asyncio.wait_for(done, max(0.0, min(timeout, DELETE_WAIT)))
+                    logger.debug("%s: DELETE of the session: HTTP %d", self.name, status)
+            self.stop()
+            await self.pool.aclose()
+        return self._gone or Gone("connection closed")
+

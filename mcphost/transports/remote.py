@@ -1,0 +1,373 @@
+"""What the two HTTP transports share: the receiver, the POST of a message, HTTP failures.
+
+Layer 2, over :mod:`.httpconn`. :class:`RemoteTransport` holds what Streamable HTTP
+(:mod:`.http`) and the legacy HTTP+SSE transport (:mod:`.sse`) do alike:
+
+- ``start()`` opens a first connection: a server that is not there fails the start at once
+  ("cannot connect to 127.0.0.1:8123: connection refused"), worth another try;
+- every message is one POST (:class:`PostExchange`); the configuration's ``headers`` go on
+  every request;
+- a request the server answers with an HTTP error fails at once: the receiver gets a
+  JSON-RPC error response for its id (``-32603``, "HTTP 503 Service Unavailable: <the body,
+  clipped>"), or the server's own JSON-RPC error when the body is one for that id;
+  redirects are not followed (a POST is not replayed elsewhere);
+- a connection that cannot be made once the server was up means the server is gone;
+- ``tail()`` holds the last HTTP failures, as stdio's holds the last stderr lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import ssl
+from collections import deque
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .._json import loads
+from ..errors import ConfigurationError, ServerStartupError
+from ..version import __version__
+from ..wire.framing import DEFAULT_MAX_SIZE
+from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
+from .base import REQUEST, Gone, GoneOnce, Receiver
+from .httpconn import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    ConnectionPool,
+    Exchange,
+    clip,
+    header,
+    parse_url,
+)
+from .trace import WireTrace
+
+__all__ = ["INTERNAL_ERROR", "PostExchange", "RemoteTransport", "request_id"]
+
+logger = logging.getLogger("mcphost.transports.http")
+
+#: JSON-RPC "Internal error": what a request failed by HTTP is answered with.
+INTERNAL_ERROR: Final = -32603
+_TAIL: Final = 20
+#: How much of an error body is kept to quote it.
+_ERROR_BODY: Final = 4096
+_USER_AGENT: Final = f"mcphost/{__version__}"
+# Headers the transport owns: the configuration may not set them.
+_RESERVED: Final = frozenset({"host", "content-length", "transfer-encoding", "connection", "mcp-session-id",
+                              "last-event-id"})
+# The id of a request as the peer encodes it ({"jsonrpc":"2.0","id":7,...}).
+_REQUEST_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
+_NOTHING: Final = object()
+
+
+def request_id(data: bytes) -> Any:
+    """The id of the request encoded in ``data`` (``None``: not found)."""
+    match = _REQUEST_ID.match(data)
+    try:
+        if match:
+            return loads(match.group(1))
+        msg = loads(data)
+    except ValueError:
+        return None
+    return msg.get("id") if isinstance(msg, dict) else None
+
+
+def _status(response_status: int, reason: str) -> str:
+    return f"HTTP {response_status} {reason}".rstrip()
+
+
+class RemoteTransport(GoneOnce):
+    """The base of the HTTP transports: one origin, its pool, the receiver, the tail."""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        headers: Iterable[tuple[str, str]] = (),
+        max_message_size: int = DEFAULT_MAX_SIZE,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.origin, self.target = parse_url(url, name)
+        self.headers = _check_headers(headers, name)
+        self._header_names = {key.lower() for key, _ in self.headers}
+        self.max_message_size = max_message_size
+        self.pool = ConnectionPool(
+            self.origin, ssl_context=ssl_context, max_connections=max_connections,
+            connect_timeout=connect_timeout, max_header_size=max_header_size,
+        )
+        self.pool.on_write_paused = self._on_write_paused
+        #: Senders should ``await drain()``: a request body is not going out.
+        self.needs_drain = False
+        #: The wire trace (``mcphost.wire.<name>`` at DEBUG).
+        self.trace = WireTrace(name)
+        self._receiver: Receiver | None = None
+        self._early: list[Any] = []
+        self._gone: Gone | None = None
+        self._gone_told = False
+        self._closing = False
+        self._tail: deque[str] = deque(maxlen=_TAIL)
+        self.messages_in = 0
+        self.messages_out = 0
+        self.http_errors = 0
+        self.reconnects = 0
+
+    # -- the contract -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            await self.pool.warm()
+        except OSError as exc:
+            self.note(str(exc))
+            err = ServerStartupError(str(exc), server=self.name, stderr_tail=list(self._tail))
+            err.transient = True  # the server may be starting: worth another try
+            raise err from None
+
+    def set_receiver(self, receiver: Receiver) -> None:
+        self._receiver = receiver
+        if self._early:
+            early, self._early = self._early, []
+            receiver.on_messages(early)
+        if self._gone is not None and not self._gone_told:
+            self._gone_told = True
+            receiver.on_gone(self._gone)
+
+    async def drain(self) -> None:
+        await self.pool.drain()
+
+    def tail(self) -> list[str]:
+        return list(self._tail)
+
+    def statistics(self) -> dict[str, Any]:
+        pool = self.pool
+        return {
+            "bytes_in": pool.bytes_in, "bytes_out": pool.bytes_out,
+            "messages_in": self.messages_in, "messages_out": self.messages_out,
+            "http_requests": pool.requests, "http_errors": self.http_errors,
+            "connections": pool.connections, "reconnects": self.reconnects,
+        }
+
+    def process_group(self) -> int | None:
+        return None
+
+    def _on_write_paused(self, paused: bool) -> None:
+        self.needs_drain = paused
+        if self._receiver is not None:
+            self._receiver.on_write_paused(paused)
+
+    # -- what the exchanges call ------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        """Neither gone nor closing: what is read is still delivered."""
+        return self._gone is None and not self._closing
+
+    def base_headers(self) -> list[tuple[str, str]]:
+        return [("Host", self.origin.host_header), ("User-Agent", _USER_AGENT)]
+
+    def merged(self, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``ours`` and then the configuration's headers, which replace ours of the same name."""
+        names = self._header_names
+        if names:
+            ours = [(k, v) for k, v in ours if k.lower() not in names]
+        return [*ours, *self.headers]
+
+    def post_headers(self) -> list[tuple[str, str]]:
+        """The headers of a POST."""
+        return self.merged([*self.base_headers(), ("Content-Type", "application/json")])
+
+    def decode(self, raw: bytes | str) -> Any:
+        """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
+        data = raw.encode("utf-8") if isinstance(raw, str) else raw
+        if self.trace.enabled():
+            self.trace.messages(False, [data])
+        try:
+            return loads(data)
+        except ValueError:
+            self.note(f"the server sent a message that is not JSON: {clip(data, 100)}")
+            return _NOTHING
+
+    def deliver(self, messages: list[Any]) -> None:
+        if not self.live:
+            return
+        self.messages_in += len(messages)
+        receiver = self._receiver
+        if receiver is None:
+            self._early.extend(messages)
+        else:
+            receiver.on_messages(messages)
+
+    def deliver_raw(self, raw: bytes | str) -> Any:
+        """Decode and deliver one message; return it (``_NOTHING`` if it was not JSON)."""
+        msg = self.decode(raw)
+        if msg is not _NOTHING:
+            self.deliver([msg])
+        return msg
+
+    def fail_request(self, rid: Any, message: str) -> None:
+        """The request ``rid`` failed here: its caller gets a JSON-RPC error at once."""
+        logger.debug("%s: request %r fails: %s", self.name, rid, message)
+        if rid is None:
+            self.undeliverable(None, message)
+            return
+        self.deliver([{"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": message}}])
+
+    def undeliverable(self, rid: Any, reason: str) -> None:
+        self.note(reason)
+        receiver = self._receiver
+        if self.live and receiver is not None:
+            receiver.on_undeliverable(rid, reason)
+
+    def note(self, line: str) -> None:
+        """A diagnostic line for ``tail()`` (and the log)."""
+        self._tail.append(line)
+        if self.live:
+            logger.warning("%s: %s", self.name, line)
+
+    def gone(self, reason: str) -> None:
+        """The server is gone: tell the receiver once, drop every connection."""
+        if not self.live:
+            return
+        self.note(reason)
+        self._tell_gone(Gone(reason, stderr_tail=list(self._tail)))
+        self.stop()
+
+    def stop(self) -> None:
+        """Drop the connections (subclasses also stop their timers)."""
+        self.pool.close_now()
+
+    def http_failed(self, exchange: PostExchange, body: bytes) -> None:
+        """A POST was answered with an HTTP error (``exchange.status`` >= 300)."""
+        self.http_errors += 1
+        status = _status(exchange.status, exchange.reason)
+        what = exchange.rpc_method or "a message"
+        rid = exchange.rid
+        detail = clip(body) if body.strip() else ""
+        if 300 <= exchange.status < 400:
+            detail = f"redirects are not followed (Location: {clip(exchange.location or '-', 100)})"
+        elif body.strip():
+            try:
+                decoded = loads(body)
+            except ValueError:
+                decoded = None
+            error = decoded.get("error") if isinstance(decoded, dict) else None
+            if isinstance(error, dict):
+                if rid is not None and decoded.get("id") == rid and exchange.kind == REQUEST and self.live:
+                    # The server's own JSON-RPC error for this request: delivered as it is.
+                    self.note(f"{status} for {what}: {clip(str(error.get('message')))}")
+                    self.deliver([decoded])
+                    return
+                if isinstance(error.get("message"), str):
+                    detail = clip(error["message"])
+        if exchange.status == 401:
+            detail = (detail + "; " if detail else "") + "the server wants authorization (set its headers)"
+        message = f"{status}: {detail}" if detail else status
+        self.note(f"{message} (POST {what})")
+        if exchange.kind == REQUEST:
+            self.fail_request(rid, message)
+
+    def lost(self, exchange: PostExchange, why: str) -> None:
+        """A POST's connection failed before its answer was complete."""
+        if exchange.kind == REQUEST and not exchange.done:
+            exchange.finish()
+            self.fail_request(exchange.rid, f"HTTP connection lost before the response: {why}")
+        else:
+            self.note(f"HTTP connection lost while sending {exchange.rpc_method or 'a message'}: {why}")
+
+
+def _check_headers(headers: Iterable[tuple[str, str]], name: str) -> list[tuple[str, str]]:
+    out = []
+    for key, value in headers:
+        if key.lower() in _RESERVED:
+            raise ConfigurationError(f"header {key!r} is set by the transport, not by the configuration", server=name)
+        out.append((key, value))
+    try:  # a name or value HTTP cannot carry is the configuration's mistake, said now
+        build_request("GET", "/", [("Host", "x"), *out])
+    except HttpProtocolError as exc:
+        raise ConfigurationError(f"headers: {exc}", server=name) from None
+    return out
+
+
+class PostExchange(Exchange):
+    """One message POSTed; what a success means is the subclass's (``on_success``...)."""
+
+    method = "POST"
+
+    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None) -> None:
+        self.transport = transport
+        self.data = data
+        self.kind = kind
+        self.rpc_method = rpc_method
+        # A response or a notification never waits for a connection: the server may be
+        # holding a stream open until it has the answer.
+        self.urgent = kind != REQUEST
+        self.rid = request_id(data) if kind == REQUEST else None
+        self.status = 0
+        self.reason = ""
+        self.location: str | None = None
+        self.error_body: bytearray | None = None
+        #: The request's response (or its failure) was delivered.
+        self.done = False
+
+    def target(self) -> str:
+        return self.transport.target
+
+    def request(self) -> bytes:
+        return build_request("POST", self.target(), self.transport.post_headers(), self.data)
+
+    def on_response(self, response: Response) -> None:
+        self.status = response.status
+        self.reason = response.reason
+        if 200 <= response.status < 300:
+            self.on_success(response)
+        else:
+            self.location = header(response, "location")
+            self.error_body = bytearray()
+            self.on_failure(response)
+
+    def on_data(self, chunk: bytes) -> None:
+        body = self.error_body
+        if body is None:
+            self.on_body(chunk)
+        elif len(body) < _ERROR_BODY:
+            body += chunk[: _ERROR_BODY - len(body)]
+
+    def on_end(self) -> None:
+        if self.error_body is not None:
+            self.finish()
+            self.transport.http_failed(self, bytes(self.error_body))
+        else:
+            self.on_complete()
+
+    def on_error(self, why: str) -> None:
+        self.transport.lost(self, why)
+
+    def on_connect_failed(self, why: str) -> None:
+        self.transport.gone(why)
+
+    # -- for subclasses ---------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """The request's outcome is told (or needs no telling any more)."""
+        self.done = True
+
+    def on_success(self, response: Response) -> None:
+        """A 2xx head came."""
+
+    def on_failure(self, response: Response) -> None:
+        """A head of another status came (its body is collected, then ``http_failed``)."""
+
+    def on_body(self, chunk: bytes) -> None:
+        """Bytes of a 2xx body (ignored here)."""
+
+    def on_complete(self) -> None:
+        """A 2xx response ended."""
+        if self.kind == REQUEST and not self.done:
+            self.finish()
+            self.transport.fail_request(
+                self.rid, f"{_status(self.status, self.reason)} and no response to the request"
+            )
