@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import ssl
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +104,9 @@ class RemoteServer:
     """Serve MCP over HTTP on 127.0.0.1 (``async with RemoteServer() as server``)."""
 
     def __init__(self, *, mode: str = "json", sessions: bool = True, get_stream: bool = True,
-                 delete_status: int = 200, version: str | None = None) -> None:
+                 delete_status: int = 200, version: str | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self.ssl_context = ssl_context
         self.mode = mode  # "json" or "sse": how requests are answered
         self.sessions_enabled = sessions
         self.get_stream = get_stream
@@ -131,7 +134,7 @@ class RemoteServer:
     # -- life -------------------------------------------------------------------------------
 
     async def __aenter__(self) -> RemoteServer:
-        self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self.port, ssl=self.ssl_context)
         self.port = self._listener.sockets[0].getsockname()[1]
         return self
 
@@ -151,12 +154,16 @@ class RemoteServer:
             self._listener = None
 
     @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_context is not None else "http"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"{self.scheme}://127.0.0.1:{self.port}/mcp"
 
     @property
     def sse_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/sse"
+        return f"{self.scheme}://127.0.0.1:{self.port}/sse"
 
     def restart(self) -> None:
         """Forget every session (a restarted server): old session ids get 404."""

@@ -9,8 +9,13 @@ the HTTP binding says (spec "Transports: Streamable HTTP"):
   JSON message (or a batch) or with an SSE stream of messages that ends after the response;
 - "If the server returns an ``Mcp-Session-Id`` header with the ``InitializeResult``, clients
   MUST include it in all subsequent HTTP requests"; a 404 to a request carrying it means the
-  session expired: the server is gone ("session expired (HTTP 404)") and the host's restart
-  and retry policies start a new one;
+  session expired (the server restarted, or dropped it): "the client MUST start a new
+  session by sending a new InitializeRequest without a session ID attached". The transport
+  does it once: it sends the session's own ``initialize`` again (its answer is consumed
+  here, never delivered), then ``notifications/initialized``, then every message the old
+  session refused, so the calls in flight succeed. If the new session cannot be made, or it
+  speaks another protocol version, or a re-sent message gets 404 again, the server is gone
+  ("session expired (HTTP 404)") and the host's restart and retry policies take over;
 - ``negotiated(version)`` (told by the session after the handshake) adds
   ``MCP-Protocol-Version`` to every later request and opens the standalone GET stream for
   the server's own requests and notifications ("The server MAY ... return HTTP 405");
@@ -39,7 +44,7 @@ from .._json import loads
 from ..wire.http11 import Response, build_request
 from ..wire.sse import SSEDecoder, SSEProtocolError
 from .base import NOTIFICATION, REQUEST, Gone
-from .httpconn import Exchange, header
+from .httpconn import Exchange, clip, header
 from .remote import PostExchange, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
@@ -86,10 +91,22 @@ class _Post(PostExchange):
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
         self.get: _Get | None = None  # the resumption under way
+        #: Sent again on a new session: a second 404 means the server is gone.
+        self.resent = False
+        #: The session id the request carried (set when a connection takes it).
+        self.sent_session: str | None = None
+        #: Given up by the caller (``notifications/cancelled``): never sent again.
+        self.cancelled = False
+
+    def request(self) -> bytes:
+        self.sent_session = self.transport.session_id
+        return super().request()
 
     def on_success(self, response: Response) -> None:
         transport = self.transport
         transport.took_session(response)
+        if self.sent_session is not None and self.sent_session == transport.session_id:
+            transport.session_used = True
         if response.status in (202, 204):
             return
         ctype = _content_type(response)
@@ -108,9 +125,10 @@ class _Post(PostExchange):
                                              "(expected application/json or text/event-stream)")
 
     def on_failure(self, response: Response) -> None:
-        if response.status == 404 and self.transport.session_id is not None:
+        if response.status == 404 and self.sent_session is not None:
             self.finish()
-            self.transport.gone("session expired (HTTP 404)")
+            self.abort()
+            self.transport.session_expired(self)
 
     def too_large(self, what: str) -> None:
         self.finish()
@@ -168,11 +186,24 @@ class _Post(PostExchange):
 
     def cancel(self) -> None:
         """The request was given up: close its stream (or its resumption)."""
+        self.cancelled = True
         self.finish()
         self.abort()
         if self.get is not None:
             self.get.abort()
             self.get = None
+
+
+class _Initialized(_Post):
+    """``notifications/initialized`` of a renewed session: the held messages follow it."""
+
+    def on_end(self) -> None:
+        super().on_end()
+        self.transport.release_held()
+
+    def on_error(self, why: str) -> None:
+        super().on_error(why)
+        self.transport.release_held()
 
 
 class _Get(Exchange):
@@ -185,9 +216,11 @@ class _Get(Exchange):
         self.last_event_id = stream.decoder.last_event_id
         self.events_before = stream.events
         self.ok = False
+        self.sent_session: str | None = None
 
     def request(self) -> bytes:
         transport = self.transport
+        self.sent_session = transport.session_id
         ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session_headers()]
         if self.last_event_id:
             ours.append(("Last-Event-ID", self.last_event_id))
@@ -270,6 +303,17 @@ class StreamableHttpTransport(RemoteTransport):
         self._standalone_stream: _Stream | None = None
         self._stream_failures = 0
         self._timers: set[asyncio.TimerHandle] = set()
+        # The session's own handshake, kept to start a new session after a 404.
+        self._init_data: bytes | None = None
+        self._initialized_data: bytes | None = None
+        #: The ``initialize`` of a new session, while it is under way.
+        self.renewing: _Post | None = None
+        #: Messages waiting for the new session: (message, whether it is a re-send).
+        self._held: list[tuple[_Post, bool]] = []
+        #: A message succeeded on the current session (a renewal is allowed only then).
+        self.session_used = False
+        #: Sessions started again after a 404.
+        self.renewals = 0
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -279,13 +323,20 @@ class StreamableHttpTransport(RemoteTransport):
         self.messages_out += 1
         if self.trace.enabled():
             self.trace.messages(True, [data])
+        if method == "initialize":
+            self._init_data = data
+        elif method == "notifications/initialized":
+            self._initialized_data = data
         post = _Post(self, data, kind, method)
         rid = post.rid
         if rid is not None and type(rid) in (int, str):
             self.requests[rid] = post
         elif kind == NOTIFICATION and method == "notifications/cancelled":
             self._cancelled(data)
-        self.pool.submit(post)
+        if self.renewing is not None:
+            self._held.append((post, False))  # it goes on the new session
+        else:
+            self.pool.submit(post)
 
     def _cancelled(self, data: bytes) -> None:
         # Spec: a disconnect is not a cancellation, but once cancelled the response is not
@@ -298,6 +349,9 @@ class StreamableHttpTransport(RemoteTransport):
             return
         if post is not None:
             post.cancel()
+        for held, _ in self._held:  # waiting for a new session: not sent again
+            if held.rid == rid and type(rid) in (int, str):
+                held.cancel()
 
     def negotiated(self, version: str) -> None:
         """The session agreed on ``version``: say it on every later request (spec
@@ -335,6 +389,17 @@ class StreamableHttpTransport(RemoteTransport):
     # -- receiving --------------------------------------------------------------------------
 
     def deliver(self, messages: list[Any]) -> None:
+        renewing = self.renewing
+        if renewing is not None:
+            kept = []
+            for msg in messages:
+                if type(msg) is dict and "method" not in msg and msg.get("id") == renewing.rid:
+                    self._renewed(renewing, msg)
+                else:
+                    kept.append(msg)
+            if not kept:
+                return
+            messages = kept
         requests = self.requests
         if requests:
             for msg in messages:
@@ -360,6 +425,72 @@ class StreamableHttpTransport(RemoteTransport):
             if event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
         return True
+
+    # -- a new session after a 404 ----------------------------------------------------------
+
+    def session_expired(self, post: _Post | None) -> None:
+        """A message sent with the session id got 404: start a new session once and send
+        ``post`` again on it; the server is gone if that cannot be done."""
+        if not self.live:
+            return
+        if post is not None and self.renewing is None and post.sent_session != self.session_id:
+            self._resend(post)  # sent on a session renewed since: it goes on the new one
+            return
+        if self.renewing is None:
+            if self._init_data is None or (post is not None and post.resent) or (
+                    self.renewals and not self.session_used):
+                self.gone("session expired (HTTP 404)")
+                return
+            logger.info("%s: the session expired (HTTP 404); starting a new one", self.name)
+            self.session_id = None
+            self.session_used = False
+            self.renewals += 1
+            self.reconnects += 1
+            renewing = _Post(self, self._init_data, REQUEST, "initialize")
+            self.renewing = renewing
+            self.pool.submit(renewing)
+        if post is not None:
+            self._held.append((post, True))
+
+    def _renewed(self, renewing: _Post, msg: dict[str, Any]) -> None:
+        """The answer to the new session's ``initialize``."""
+        self.renewing = None
+        renewing.finish()
+        result = msg.get("result")
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if version is None or (self.protocol_version is not None and version != self.protocol_version):
+            error = msg.get("error")
+            why = (clip(str(error.get("message")), 200) if isinstance(error, dict)
+                   else f"it speaks protocol version {clip(str(version), 40)}, not {self.protocol_version}")
+            self.gone(f"session expired (HTTP 404) and a new one could not be started: {why}")
+            return
+        if self._initialized_data is None:
+            self.release_held()
+            return
+        self.pool.submit(_Initialized(self, self._initialized_data, NOTIFICATION, "notifications/initialized"))
+
+    def release_held(self) -> None:
+        """Send what waited for the new session; open the GET stream again."""
+        if not self.live or self.renewing is not None:
+            return
+        held, self._held = self._held, []
+        for post, again in held:
+            if post.cancelled:
+                continue
+            if again:
+                self._resend(post)
+            else:
+                self.pool.submit(post)
+        if self.open_stream and self.standalone is None and self._standalone_stream is not None:
+            self._stream_failures = 0
+            self._open_standalone()
+
+    def _resend(self, post: _Post) -> None:
+        again = _Post(self, post.data, post.kind, post.rpc_method)
+        again.resent = True
+        if again.rid is not None and type(again.rid) in (int, str):
+            self.requests[again.rid] = again
+        self.pool.submit(again)
 
     # -- resuming ---------------------------------------------------------------------------
 
@@ -420,9 +551,15 @@ class StreamableHttpTransport(RemoteTransport):
 
     def get_refused(self, get: _Get, response: Response) -> None:
         status = f"HTTP {response.status} {response.reason}".rstrip()
-        if response.status == 404 and self.session_id is not None:
-            self.gone("session expired (HTTP 404)")
-            return
+        if response.status == 404 and get.sent_session is not None:
+            if get is self.standalone:
+                self.standalone = None  # opened again on the new session
+            if self.renewing is None and get.sent_session == self.session_id:
+                self.session_expired(None)
+            elif self.renewing is None and get.post is None and self.standalone is None:
+                self._open_standalone()  # the session was renewed since: open it on the new one
+            if get.post is None:
+                return
         post = get.post
         if post is not None:
             post.get = None
@@ -470,6 +607,8 @@ class StreamableHttpTransport(RemoteTransport):
             timer.cancel()
         self._timers.clear()
         self.requests.clear()
+        self._held.clear()
+        self.renewing = None
         self.standalone = None
         super().stop()
 

@@ -1,0 +1,360 @@
+"""Streamable HTTP and legacy HTTP+SSE through MCPHost, against the scripted server of
+``tests/remote_server.py`` (stdlib, 127.0.0.1, a free port): both answer forms, the
+session and version headers, the GET stream, resumption, a new session after a 404, DELETE,
+and every fault the issue names, each ending in a clear error and a host that goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from helpers import wait_for
+from remote_server import RemoteServer
+
+from mcphost import (
+    ConfigurationError,
+    MCPHost,
+    ProtocolError,
+    ServerError,
+    ServerStartupError,
+    ServerUnavailableError,
+    TimeoutError,
+)
+from mcphost.policy import NO_RETRY
+from mcphost.protocol.lifecycle import ServerState
+
+
+def config(url: str, **extra: Any) -> dict[str, Any]:
+    return {"mcpServers": {"r": {"url": url, "timeout": 10, **extra}}}
+
+
+@asynccontextmanager
+async def serving(*, legacy: bool = False, host_options: dict[str, Any] | None = None,
+                  entry: dict[str, Any] | None = None, sampling: str | None = None,
+                  **server_options: Any) -> AsyncIterator[tuple[RemoteServer, MCPHost]]:
+    """A server and a host connected to it; ``sampling``: the text the host samples."""
+    async with RemoteServer(**server_options) as server:
+        url = server.sse_url if legacy else server.url
+        host = MCPHost(config(url, **(entry or {})), retry=NO_RETRY, **(host_options or {}))
+        if sampling is not None:
+            host.on_sampling(lambda name, params: {"role": "assistant", "model": "m",
+                                                   "content": {"type": "text", "text": f"{sampling} to {name}"}})
+        async with host:
+            yield server, host
+
+
+def text(result: Any) -> str:
+    return str(result["content"][0]["text"])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- Streamable HTTP: the happy paths ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["json", "sse"])
+async def test_calls_in_both_answer_forms(mode: str) -> None:
+    async with serving(mode=mode) as (_, host):
+        assert sorted(t["name"] for t in host.get_tools()["r"]["tools"]) == ["ask", "echo", "notify", "progress"]
+        assert text(await host.call_tool("r.echo", {"a": 1})) == '{"a": 1}'
+        results = await asyncio.gather(*(host.call_tool("r.echo", {"n": n}) for n in range(20)))
+        assert [json.loads(text(r))["n"] for r in results] == list(range(20))
+        stats = host.get_metrics()["r"]
+        assert stats["state"] == "ready"
+
+
+async def test_session_and_version_headers_and_delete() -> None:
+    async with serving() as (server, host):
+        await host.call_tool("r.echo", {})
+        initialize, *later = server.requests("POST")
+        assert "mcp-session-id" not in initialize.headers
+        assert "mcp-protocol-version" not in initialize.headers
+        assert initialize.headers["accept"] == "application/json, text/event-stream"
+        assert initialize.headers["content-type"] == "application/json"
+        assert later, "the later POSTs"
+        for request in later:
+            assert request.headers["mcp-session-id"] == "session-1"
+            assert request.headers["mcp-protocol-version"] == "2025-11-25"
+        assert await wait_for(lambda: bool(server.requests("GET")))
+        get = server.requests("GET")[0]
+        assert get.headers["accept"] == "text/event-stream"
+        assert get.headers["mcp-session-id"] == "session-1"
+    assert server.deleted == ["session-1"]
+
+
+async def test_a_stateless_server_gets_no_session_header_and_no_delete() -> None:
+    async with serving(sessions=False, get_stream=False) as (server, host):
+        assert text(await host.call_tool("r.echo", {"x": 1})) == '{"x": 1}'
+        assert all("mcp-session-id" not in r.headers for r in server.log)
+    assert server.requests("DELETE") == []
+
+
+async def test_a_server_without_get_stream_405_is_fine() -> None:
+    async with serving(get_stream=False) as (server, host):
+        assert await wait_for(lambda: bool(server.requests("GET")))
+        assert text(await host.call_tool("r.echo", {"y": 2})) == '{"y": 2}'
+        assert host.servers["r"].state is ServerState.READY
+
+
+async def test_delete_refused_with_405_is_fine() -> None:
+    async with serving(delete_status=405) as (server, host):
+        await host.call_tool("r.echo", {})
+    assert server.deleted == ["session-1"]
+
+
+async def test_progress_and_sampling_on_the_response_stream() -> None:
+    async with serving(mode="sse", sampling="sampled") as (server, host):
+        seen: list[Any] = []
+        result = await host.call_tool("r.progress", {}, progress=seen.append)
+        assert [p["progress"] for p in seen] == [1, 2]
+        assert text(result) == "{}"
+        assert text(await host.call_tool("r.ask", {})) == "sampled to r"
+        answer = next(m for m in server.received if "result" in m and str(m.get("id")).startswith("ask-"))
+        assert answer["result"]["content"]["text"] == "sampled to r"
+
+
+async def test_server_requests_and_notifications_on_the_get_stream() -> None:
+    async with serving(mode="json", sampling="via get") as (server, host):
+        logs: list[Any] = []
+        host.on_log(lambda name, params: logs.append((name, params["data"])))
+        assert await wait_for(server.get_opened.is_set)
+        assert text(await host.call_tool("r.ask", {"via": "get"})) == "via get to r"
+        await host.call_tool("r.notify", {"text": "hello there"})
+        assert await wait_for(lambda: ("r", "hello there") in logs)
+
+
+async def test_the_get_stream_is_opened_again_when_the_server_ends_it() -> None:
+    async with serving(mode="json") as (server, host):
+        logs: list[Any] = []
+        host.on_log(lambda name, params: logs.append(params["data"]))
+        assert await wait_for(server.get_opened.is_set)
+        server.get_opened.clear()
+        server.end_streams()
+        assert await wait_for(server.get_opened.is_set)
+        await host.call_tool("r.notify", {"text": "after"})
+        assert await wait_for(lambda: "after" in logs)
+
+
+async def test_custom_headers_go_on_every_request() -> None:
+    async with serving(entry={"headers": {"Authorization": "Bearer t0ken", "X-Trace": "1"}}) as (server, host):
+        await host.call_tool("r.echo", {})
+        assert await wait_for(lambda: bool(server.requests("GET")))
+    assert server.log
+    assert all(r.headers.get("authorization") == "Bearer t0ken" for r in server.log)
+
+
+async def test_a_reserved_header_in_the_configuration_is_refused() -> None:
+    async with RemoteServer() as server:
+        host = MCPHost(config(server.url, headers={"Mcp-Session-Id": "mine"}), retry=NO_RETRY)
+        with pytest.raises((ConfigurationError, ServerStartupError), match="Mcp-Session-Id"):
+            await host.initialize()
+        await host.shutdown()
+
+
+# -- resumption -------------------------------------------------------------------------------
+
+
+async def test_a_stream_that_stops_before_the_response_is_resumed() -> None:
+    async with serving(mode="sse") as (server, host):
+        server.fault = "sse_stops"
+        assert text(await host.call_tool("r.echo", {})) == "late"
+        resumed = [r for r in server.requests("GET") if "last-event-id" in r.headers]
+        assert [r.headers["last-event-id"] for r in resumed] == ["4-0"] or len(resumed) == 1
+        assert resumed[0].headers["mcp-session-id"] == "session-1"
+        server.fault = None
+        assert text(await host.call_tool("r.echo", {"ok": 1})) == '{"ok": 1}'
+
+
+async def test_a_stream_that_keeps_stopping_fails_its_call_after_the_attempts() -> None:
+    async with serving(mode="sse") as (server, host):
+        server.fault = "sse_stops_always"
+        with pytest.raises(ServerError, match=r"after 2 resumption\(s\)"):
+            await host.call_tool("r.echo", {})
+        server.fault = None
+        assert host.servers["r"].state is ServerState.READY
+        assert text(await host.call_tool("r.echo", {"z": 1})) == '{"z": 1}'
+
+
+async def test_a_stream_without_event_id_cannot_be_resumed() -> None:
+    async with serving(mode="sse") as (server, host):
+        server.fault = "sse_stops_no_id"
+        with pytest.raises(ServerError, match="cannot be resumed"):
+            await host.call_tool("r.echo", {})
+        assert [r for r in server.requests("GET") if "last-event-id" in r.headers] == []
+
+
+# -- a new session after a 404 --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["json", "sse"])
+async def test_a_restarted_server_gets_a_new_session_and_the_call_succeeds(mode: str) -> None:
+    async with serving(mode=mode) as (server, host):
+        logs: list[Any] = []
+        host.on_log(lambda name, params: logs.append(params["data"]))
+        await host.call_tool("r.echo", {})
+        server.restart()
+        assert text(await host.call_tool("r.echo", {"after": 1})) == '{"after": 1}'
+        inits = [m for m in server.received if m.get("method") == "initialize"]
+        assert len(inits) == 2
+        assert inits[1]["params"] == inits[0]["params"]
+        assert [m.get("method") for m in server.received].count("notifications/initialized") == 2
+        assert host.servers["r"].state is ServerState.READY
+        # The GET stream is opened again on the new session.
+        assert await wait_for(lambda: any(r.headers.get("mcp-session-id") not in (None, "session-1")
+                                          for r in server.requests("GET")))
+        await host.call_tool("r.notify", {"text": "new session"})
+        assert await wait_for(lambda: "new session" in logs)
+        # And again: every restart is survived once the new session was used.
+        server.restart()
+        results = await asyncio.gather(*(host.call_tool("r.echo", {"n": n}) for n in range(5)))
+        assert sorted(json.loads(text(r))["n"] for r in results) == list(range(5))
+        assert len([m for m in server.received if m.get("method") == "initialize"]) == 3
+        assert host.get_metrics()["r"]["state"] == "ready"
+
+
+async def test_a_server_that_refuses_every_new_session_is_gone() -> None:
+    async with serving() as (server, host):
+        await host.call_tool("r.echo", {})
+        original = server._answer
+
+        async def refuse(msg: dict[str, Any], send: Any, sid: str | None) -> dict[str, Any]:
+            if msg["method"] == "initialize":
+                return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "no more sessions"}}
+            return await original(msg, send, sid)
+
+        server._answer = refuse  # type: ignore[method-assign]
+        server.restart()
+        with pytest.raises(ServerUnavailableError, match="no more sessions"):
+            await host.call_tool("r.echo", {})
+        assert host.servers["r"].state is not ServerState.READY
+
+
+async def test_a_new_session_in_another_version_is_not_taken() -> None:
+    async with serving() as (server, host):
+        await host.call_tool("r.echo", {})
+        server.version = "2024-11-05"
+        server.restart()
+        with pytest.raises(ServerUnavailableError, match="protocol version 2024-11-05"):
+            await host.call_tool("r.echo", {})
+
+
+# -- faults: each call fails at once, with its reason; the server stays usable -------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("reset", "connection lost before the response"),
+        ("truncated_chunk", "connection lost before the response"),
+        ("endless_headers", "header"),
+        ("huge_length", "1000000000000 bytes"),
+        ("status", "HTTP 503 Service Unavailable: the upstream is down"),
+        ("redirect", "redirects are not followed"),
+        ("bad_type", "text/html"),
+    ],
+)
+async def test_a_broken_answer_fails_its_call_and_nothing_else(fault: str, message: str) -> None:
+    async with serving() as (server, host):
+        server.fault = fault
+        with pytest.raises((ServerError, ProtocolError)) as info:
+            await host.call_tool("r.echo", {}, timeout=10)
+        assert message in str(info.value)
+        assert len(str(info.value)) < 600
+        server.fault = None
+        assert text(await host.call_tool("r.echo", {"again": True})) == '{"again": true}'
+        assert host.servers["r"].state is ServerState.READY
+
+
+async def test_the_servers_own_jsonrpc_error_is_delivered() -> None:
+    async with serving() as (server, host):
+        server.fault = "jsonrpc_error"
+        with pytest.raises(ServerError, match="bad arguments here") as info:
+            await host.call_tool("r.echo", {})
+        assert info.value.code == -32602
+
+
+async def test_a_slow_loris_body_times_out_and_the_request_is_cancelled() -> None:
+    async with serving(host_options={"unavailable_after_timeouts": 3}) as (server, host):
+        server.fault = "slow_body"
+        with pytest.raises(TimeoutError):
+            await host.call_tool("r.echo", {}, timeout=0.3)
+        assert await wait_for(lambda: any(m.get("method") == "notifications/cancelled" for m in server.received))
+        server.fault = None
+        assert text(await host.call_tool("r.echo", {"b": 1})) == '{"b": 1}'
+
+
+async def test_an_oversized_json_answer_is_refused() -> None:
+    async with serving(host_options={"max_message_size": 4096}) as (_, host):
+        with pytest.raises(ProtocolError, match="limit 4096 bytes"):
+            await host.call_tool("r.echo", {"big": "x" * 10_000}, timeout=10)
+        assert text(await host.call_tool("r.echo", {})) == "{}"
+
+
+async def test_connection_refused_at_start() -> None:
+    port = free_port()
+    host = MCPHost(config(f"http://127.0.0.1:{port}/mcp"), retry=NO_RETRY)
+    with pytest.raises(ServerStartupError, match=f"cannot connect to 127.0.0.1:{port}: connection refused"):
+        await host.initialize()
+    await host.shutdown()
+
+
+async def test_a_server_that_goes_away_is_noticed() -> None:
+    async with serving() as (server, host):
+        await host.call_tool("r.echo", {})
+        await server.close()
+        with pytest.raises((ServerError, ServerUnavailableError)):
+            await host.call_tool("r.echo", {}, timeout=5)
+        assert await wait_for(lambda: host.servers["r"].state is not ServerState.READY)
+        error = str(host.servers["r"].error)
+        assert "connection refused" in error or "closed" in error
+
+
+# -- legacy HTTP+SSE ---------------------------------------------------------------------------
+
+
+async def test_legacy_sse_calls_progress_and_sampling() -> None:
+    async with serving(legacy=True, sampling="legacy") as (server, host):
+        assert sorted(t["name"] for t in host.get_tools()["r"]["tools"]) == ["ask", "echo", "notify", "progress"]
+        assert text(await host.call_tool("r.echo", {"l": 1})) == '{"l": 1}'
+        seen: list[Any] = []
+        await host.call_tool("r.progress", {}, progress=seen.append)
+        assert [p["progress"] for p in seen] == [1, 2]
+        assert text(await host.call_tool("r.ask", {})) == "legacy to r"
+        posts = server.requests("POST")
+        assert posts and all(r.path == "/messages" and r.query["session_id"].startswith("legacy-") for r in posts)
+
+
+async def test_legacy_http_error_fails_the_call() -> None:
+    async with serving(legacy=True) as (server, host):
+        server.fault = "status"
+        with pytest.raises(ServerError, match="HTTP 503"):
+            await host.call_tool("r.echo", {})
+        server.fault = None
+        assert text(await host.call_tool("r.echo", {})) == "{}"
+
+
+async def test_legacy_endpoint_of_another_origin_is_refused() -> None:
+    async with RemoteServer() as server:
+        server.endpoint = "http://203.0.113.9:8080/messages"
+        host = MCPHost(config(server.sse_url), retry=NO_RETRY)
+        with pytest.raises(ServerStartupError, match="another origin"):
+            await host.initialize()
+        await host.shutdown()
+
+
+async def test_legacy_stream_end_makes_the_server_unavailable() -> None:
+    async with serving(legacy=True) as (server, host):
+        await host.call_tool("r.echo", {})
+        server.end_streams()
+        assert await wait_for(lambda: host.servers["r"].state is not ServerState.READY)
+        with pytest.raises(ServerUnavailableError, match="closed the SSE stream"):
+            await host.call_tool("r.echo", {})
