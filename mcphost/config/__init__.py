@@ -37,6 +37,7 @@ from .model import (
     InputSpec,
     Limits,
     ServerConfig,
+    TlsSettings,
     ToolFilter,
     parse_memory,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "SERVER_NAME_PATTERN",
     "CacheSettings",
+    "TlsSettings",
     "HostConfig",
     "InputSpec",
     "Limits",

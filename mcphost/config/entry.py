@@ -19,7 +19,15 @@ from mcphost.policy import Backoff, RestartPolicy, RetryPolicy
 from . import dotenv
 from .expand import Expander
 from .jsonpos import JSONPath
-from .model import DEFAULT_TIMEOUT, Limits, ServerConfig, ToolFilter, _FrozenDict, parse_memory
+from .model import (
+    DEFAULT_TIMEOUT,
+    Limits,
+    ServerConfig,
+    TlsSettings,
+    ToolFilter,
+    _FrozenDict,
+    parse_memory,
+)
 
 _TYPE_ALIASES = {
     "stdio": "stdio",
@@ -54,7 +62,7 @@ _IGNORED_FIELDS = frozenset(
 # type comes from fastmcp's "transport" or Cline's "transportType" (which the schema does
 # not interpret).
 _STDIO_ONLY = ("command", "args", "env", "envFile", "cwd", "limits")
-_REMOTE_ONLY = ("url", "headers")
+_REMOTE_ONLY = ("url", "headers", "tls")
 # A start-up timeout above this many seconds is most likely milliseconds: note it.
 _SUSPICIOUS_TIMEOUT = 3600.0
 
@@ -91,6 +99,7 @@ class EntryLoader(Expander):
         cwd: str | None = None
         url: str | None = None
         headers: dict[str, str] = {}
+        tls: TlsSettings | None = None
         limits: Limits | None = None
         if kind == "stdio":
             command = self.expand(fp("command"), raw["command"], name)
@@ -127,6 +136,8 @@ class EntryLoader(Expander):
                         server=name,
                     )
                 headers[key] = expanded
+            if raw.get("tls") is not None:
+                tls = self.tls(fp("tls"), raw["tls"], name)
 
         timeout = DEFAULT_TIMEOUT
         if "timeout" in raw:
@@ -167,6 +178,7 @@ class EntryLoader(Expander):
             cwd=cwd,
             url=url,
             headers=_FrozenDict(headers.items()),
+            tls=tls,
             timeout=timeout,
             request_timeout=request_timeout,
             shutdown_timeout=shutdown_timeout,
@@ -185,6 +197,15 @@ class EntryLoader(Expander):
             retry=None if raw.get("retry") is None else _retry(raw["retry"]),
             restart=RestartPolicy() if raw.get("restart") is None else _restart(raw["restart"]),
         )
+
+    def tls(self, fpath: JSONPath, raw: Mapping[str, Any], name: str) -> TlsSettings:
+        """The ``tls`` object (its structure checked by the schema); paths as ``cwd``'s."""
+        if "keyFile" in raw and "certFile" not in raw:
+            self.error((*fpath, "keyFile"), 'needs "certFile" (the certificate the key belongs to)', server=name)
+        files = {key: self.local_path((*fpath, key), raw[key], name)
+                 for key in ("caFile", "certFile", "keyFile") if key in raw}
+        return TlsSettings(verify=bool(raw.get("verify", True)), ca_file=files.get("caFile"),
+                           cert_file=files.get("certFile"), key_file=files.get("keyFile"))
 
     def seconds(self, fpath: JSONPath, value: float, server: str) -> float:
         # The schema checks type and range; JSON has no infinity, but data built in code may.

@@ -172,6 +172,7 @@ class ServerConfig:
             file's directory), or ``None`` to inherit.
         url: the endpoint (http, sse, websocket).
         headers: extra HTTP headers for remote servers.
+        tls: TLS options of a remote server (``None``: the system's trust, verified).
         timeout: start-up timeout in seconds (spawn/connect plus ``initialize``).
         request_timeout: default per-request timeout in seconds, or ``None`` for the
             host's default.
@@ -205,6 +206,7 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default=_EMPTY)
+    tls: TlsSettings | None = None
     timeout: float = DEFAULT_TIMEOUT
     request_timeout: float | None = None
     shutdown_timeout: float | None = None
@@ -229,6 +231,24 @@ class ServerConfig:
             value = getattr(self, name)
             if not isinstance(value, _FrozenDict):
                 object.__setattr__(self, name, _FrozenDict(value.items()))
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS of a remote server's ``https://`` or ``wss://`` URL.
+
+    Attributes:
+        verify: check the server's certificate and host name (the default). ``False``
+            accepts any certificate: for tests only, and logged as a warning.
+        ca_file: a PEM file of CA certificates trusted besides the system's.
+        cert_file: a client certificate (PEM), presented when the server asks.
+        key_file: its private key, when ``cert_file`` does not hold it.
+    """
+
+    verify: bool = True
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
 
 
 @dataclass(frozen=True)

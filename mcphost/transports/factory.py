@@ -7,8 +7,9 @@ is one entry in :data:`_BUILDERS` and nothing above changes.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigurationError
 from ..process import child_environment
@@ -53,7 +54,30 @@ def _websocket(
     from .websocket import WebSocketTransport
 
     return WebSocketTransport(config.name, config.url or "", headers=config.headers.items(),
-                              max_message_size=max_message_size)
+                              max_message_size=max_message_size, ssl_context=_tls(config))
+
+
+def _tls(config: ServerConfig) -> ssl.SSLContext | None:
+    """The TLS context of ``config``'s ``tls`` object (``None``: the transport's default)."""
+    tls = config.tls
+    if tls is None:
+        return None
+    from .tls import client_context
+
+    return client_context(config.name, verify=tls.verify, ca_file=tls.ca_file, cert_file=tls.cert_file,
+                          key_file=tls.key_file)
+
+
+def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: int) -> dict[str, Any]:
+    """The options both HTTP transports take: headers, limits, TLS and the proxy."""
+    from .httpconn import parse_url
+    from .proxy import proxy_for
+
+    origin, _ = parse_url(config.url or "", config.name)
+    return {
+        "headers": config.headers.items(), "max_message_size": max_message_size, "ssl_context": _tls(config),
+        "proxy": proxy_for(origin.scheme, origin.host, origin.port, environ, config.name),
+    }
 
 
 def _http(
@@ -62,8 +86,7 @@ def _http(
 ) -> Transport:
     from .http import StreamableHttpTransport
 
-    return StreamableHttpTransport(config.name, config.url or "", headers=config.headers.items(),
-                                   max_message_size=max_message_size)
+    return StreamableHttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
 
 def _sse(
@@ -72,8 +95,7 @@ def _sse(
 ) -> Transport:
     from .sse import SseTransport
 
-    return SseTransport(config.name, config.url or "", headers=config.headers.items(),
-                        max_message_size=max_message_size)
+    return SseTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
 
 _BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None], Transport]]] = {

@@ -41,6 +41,7 @@ from ..wire.http11 import (
     Response,
     ResponseParser,
 )
+from .proxy import Proxy
 
 __all__ = [
     "ConnectionPool", "Exchange", "HttpConnection", "Origin", "clip", "describe", "header", "parse_url",
@@ -52,6 +53,8 @@ DEFAULT_MAX_CONNECTIONS: Final = 8
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 #: Past this many bytes buffered for the socket, senders are asked to ``drain()``.
 _HIGH_WATER: Final = 1 << 20
+#: The most a proxy's answer to CONNECT may hold before its blank line.
+_MAX_TUNNEL_HEAD: Final = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +314,34 @@ class HttpConnection(asyncio.Protocol):
                 transport.close()
 
 
+class _Tunnel(asyncio.Protocol):
+    """A connection to a proxy until it answers ``CONNECT`` (then TLS takes it over)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.head: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        if self.head.done():
+            return
+        self.buffer += data
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.buffer) > _MAX_TUNNEL_HEAD:
+                self.head.set_exception(OSError("the proxy's answer to CONNECT is too long"))
+            return
+        line = bytes(self.buffer[: self.buffer.find(b"\r\n")]).decode("latin-1")
+        parts = line.split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            self.head.set_exception(OSError(f"the proxy's answer to CONNECT is not HTTP: {clip(line, 80)}"))
+            return
+        self.head.set_result((int(parts[1]), parts[2].strip() if len(parts) > 2 else ""))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.head.done():
+            self.head.set_exception(OSError("the proxy closed the connection"))
+
+
 class ConnectionPool:
     """The connections to one origin (bounded), and the exchanges waiting for one."""
 
@@ -322,10 +353,12 @@ class ConnectionPool:
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
+        proxy: Proxy | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self.origin = origin
+        self.proxy = proxy
         self.ssl_context = ssl_context if ssl_context is not None or not origin.secure else ssl.create_default_context()
         self.max_connections = max_connections
         self.connect_timeout = connect_timeout
@@ -349,6 +382,11 @@ class ConnectionPool:
         self.connections = 0
 
     @property
+    def absolute_form(self) -> bool:
+        """Requests name the whole URL (``http`` through a proxy: no tunnel)."""
+        return self.proxy is not None and not self.origin.secure
+
+    @property
     def size(self) -> int:
         """Connections open or being opened."""
         return len(self.conns) + self.opening
@@ -361,23 +399,59 @@ class ConnectionPool:
         loop = asyncio.get_running_loop()
         origin = self.origin
         context = self.ssl_context
+        via = f" through the proxy {self.proxy.shown}" if self.proxy is not None else ""
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: HttpConnection(self), origin.host, origin.port, ssl=context,
-                    server_hostname=origin.host if context is not None else None,
-                ),
-                self.connect_timeout,
-            )
+            if self.proxy is not None:
+                conn = await asyncio.wait_for(self._through_proxy(self.proxy), self.connect_timeout)
+            else:
+                _, conn = await asyncio.wait_for(
+                    loop.create_connection(
+                        lambda: HttpConnection(self), origin.host, origin.port, ssl=context,
+                        server_hostname=origin.host if context is not None else None,
+                    ),
+                    self.connect_timeout,
+                )
         except asyncio.TimeoutError:
-            raise OSError(f"cannot connect to {origin.shown}: no answer within {self.connect_timeout:g} s") from None
+            raise OSError(f"cannot connect to {origin.shown}{via}: no answer within {self.connect_timeout:g} s") from None
         except (OSError, ssl.SSLError) as exc:
-            raise OSError(f"cannot connect to {origin.shown}: {describe(exc)}") from None
+            raise OSError(f"cannot connect to {origin.shown}{via}: {describe(exc)}") from None
         self.connections += 1
         if self.closed:
             conn.close(abort=True)
             raise OSError("the transport is closed")
         self.conns.add(conn)
+        return conn
+
+    async def _through_proxy(self, proxy: Proxy) -> HttpConnection:
+        """A connection through ``proxy``: to the proxy itself for ``http`` (requests in
+        absolute form), a ``CONNECT`` tunnel with TLS inside for ``https``."""
+        loop = asyncio.get_running_loop()
+        origin = self.origin
+        if not origin.secure:
+            _, conn = await loop.create_connection(lambda: HttpConnection(self), proxy.host, proxy.port)
+            return conn
+        tunnel = _Tunnel()
+        raw, _ = await loop.create_connection(lambda: tunnel, proxy.host, proxy.port)
+        try:
+            authority = origin.shown
+            head = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
+            if proxy.authorization is not None:
+                head += f"Proxy-Authorization: {proxy.authorization}\r\n"
+            raw.write((head + "\r\n").encode("latin-1"))
+            status, reason = await tunnel.head
+            if status != 200:
+                hint = " (check the user and password in the proxy URL)" if status == 407 else ""
+                raise OSError(f"the proxy {proxy.shown} refused the tunnel: HTTP {status} {reason}".rstrip() + hint)
+            assert self.ssl_context is not None
+            secure = await loop.start_tls(raw, tunnel, self.ssl_context, server_hostname=origin.host)
+            if secure is None:
+                raise OSError("the proxy closed the tunnel")
+        except BaseException:
+            raw.abort()
+            raise
+        conn = HttpConnection(self)
+        secure.set_protocol(conn)
+        conn.connection_made(secure)
         return conn
 
     async def warm(self) -> None:

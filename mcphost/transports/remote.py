@@ -39,6 +39,7 @@ from .httpconn import (
     header,
     parse_url,
 )
+from .proxy import Proxy
 from .trace import WireTrace
 
 __all__ = ["INTERNAL_ERROR", "PostExchange", "RemoteTransport", "request_id"]
@@ -89,17 +90,20 @@ class RemoteTransport(GoneOnce):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
         ssl_context: ssl.SSLContext | None = None,
+        proxy: Proxy | None = None,
     ) -> None:
         self.name = name
         self.url = url
-        self.origin, self.target = parse_url(url, name)
+        self.origin, target = parse_url(url, name)
         self.headers = _check_headers(headers, name)
         self._header_names = {key.lower() for key, _ in self.headers}
         self.max_message_size = max_message_size
         self.pool = ConnectionPool(
             self.origin, ssl_context=ssl_context, max_connections=max_connections,
-            connect_timeout=connect_timeout, max_header_size=max_header_size,
+            connect_timeout=connect_timeout, max_header_size=max_header_size, proxy=proxy,
         )
+        #: The request target of the URL (the whole URL when a proxy forwards it).
+        self.target = self.request_target(target)
         self.pool.on_write_paused = self._on_write_paused
         #: Senders should ``await drain()``: a request body is not going out.
         self.needs_drain = False
@@ -161,13 +165,23 @@ class RemoteTransport(GoneOnce):
 
     # -- what the exchanges call ------------------------------------------------------------
 
+    def request_target(self, target: str) -> str:
+        """``target`` (path and query) as the request line names it."""
+        if self.pool.absolute_form:
+            return f"{self.origin.scheme}://{self.origin.host_header}{target}"
+        return target
+
     @property
     def live(self) -> bool:
         """Neither gone nor closing: what is read is still delivered."""
         return self._gone is None and not self._closing
 
     def base_headers(self) -> list[tuple[str, str]]:
-        return [("Host", self.origin.host_header), ("User-Agent", _USER_AGENT)]
+        ours = [("Host", self.origin.host_header), ("User-Agent", _USER_AGENT)]
+        proxy = self.pool.proxy
+        if proxy is not None and proxy.authorization is not None and self.pool.absolute_form:
+            ours.append(("Proxy-Authorization", proxy.authorization))
+        return ours
 
     def merged(self, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``ours`` and then the configuration's headers, which replace ours of the same name."""

@@ -141,7 +141,7 @@ class SseTransport(RemoteTransport):
             self.failed(f"the endpoint event names another origin ({parts.scheme}://{parts.hostname}:{port}); "
                         "messages are only sent to the configured server")
             return
-        self.post_target = target_of(parts)
+        self.post_target = self.request_target(target_of(parts))
         ready = self._ready
         if ready is not None and not ready.done():
             ready.set_result(None)

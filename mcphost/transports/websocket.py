@@ -68,7 +68,8 @@ class WebSocketTransport(GoneOnce):
     """One WebSocket connection to one server."""
 
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
-                 max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE) -> None:
+                 max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("ws", "wss") or not parts.hostname:
             raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or url!r}", server=name)
@@ -80,6 +81,7 @@ class WebSocketTransport(GoneOnce):
         self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
         self.shown = f"{parts.scheme}://{parts.hostname}:{self.port}"  # no path, no query: they may hold secrets
         self.headers = list(headers)
+        self.ssl_context = ssl_context
         self.needs_drain = False
         self.trace = WireTrace(name)
         self._decoder = ws.FrameDecoder(max_message_size=max_message_size)
@@ -102,10 +104,10 @@ class WebSocketTransport(GoneOnce):
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        context = ssl.create_default_context() if self.secure else None
+        context = (self.ssl_context or ssl.create_default_context()) if self.secure else None
         try:
             transport, _ = await loop.create_connection(lambda: _Connection(self), self.host, self.port,
-                                                        ssl=context)
+                                                        ssl=context, server_hostname=self.host if context else None)
         except (OSError, ssl.SSLError) as exc:
             err = ServerStartupError(f"cannot connect to {self.shown}: {exc.strerror or exc}", server=self.name)
             err.transient = True  # the server may be starting: worth another try
