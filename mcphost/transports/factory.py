@@ -84,9 +84,9 @@ def _http(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
     redact: Callable[[str], str] | None,
 ) -> Transport:
-    from .http import StreamableHttpTransport
+    from .probe import HttpTransport
 
-    return StreamableHttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
+    return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
 
 def _sse(

@@ -125,10 +125,15 @@ class _Post(PostExchange):
                                              "(expected application/json or text/event-stream)")
 
     def on_failure(self, response: Response) -> None:
+        transport = self.transport
         if response.status == 404 and self.sent_session is not None:
             self.finish()
             self.abort()
-            self.transport.session_expired(self)
+            transport.session_expired(self)
+        elif (response.status in (400, 404, 405) and self.rpc_method == "initialize" and self.sent_session is None
+              and transport.renewing is not self and transport.refused_initialize(self, response)):
+            self.finish()
+            self.abort()
 
     def too_large(self, what: str) -> None:
         self.finish()
@@ -425,6 +430,11 @@ class StreamableHttpTransport(RemoteTransport):
             if event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
         return True
+
+    def refused_initialize(self, post: _Post, response: Response) -> bool:
+        """``initialize`` got 400, 404 or 405: true if a subclass takes it from here (the
+        spec's probe for a legacy server, :mod:`.probe`)."""
+        return False
 
     # -- a new session after a 404 ----------------------------------------------------------
 

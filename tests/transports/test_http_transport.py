@@ -358,3 +358,30 @@ async def test_legacy_stream_end_makes_the_server_unavailable() -> None:
         assert await wait_for(lambda: host.servers["r"].state is not ServerState.READY)
         with pytest.raises(ServerUnavailableError, match="closed the SSE stream"):
             await host.call_tool("r.echo", {})
+
+
+# -- the spec's probe: type http, a legacy server ------------------------------------------------
+
+
+async def test_a_legacy_server_behind_type_http_is_found_by_the_probe() -> None:
+    async with RemoteServer() as server:
+        host = MCPHost(config(server.sse_url, type="http"), retry=NO_RETRY)
+        async with host:
+            assert text(await host.call_tool("r.echo", {"p": 1})) == '{"p": 1}'
+            assert host.get_metrics()["r"]["transport"]["transport"].startswith("sse")
+        first = server.log[0]
+        assert (first.method, first.path) == ("POST", "/sse")
+        assert [m.get("method") for m in server.received].count("initialize") == 1
+        assert any(r.method == "GET" and r.path == "/sse" for r in server.log)
+        assert all(r.path == "/messages" for r in server.log[2:] if r.method == "POST")
+
+
+async def test_a_url_that_serves_neither_transport_says_both() -> None:
+    async with RemoteServer() as server:
+        host = MCPHost(config(f"http://127.0.0.1:{server.port}/nothing-here"), retry=NO_RETRY)
+        with pytest.raises(ServerStartupError) as info:
+            await host.initialize()
+        message = str(info.value)
+        assert "HTTP 404 Not Found to initialize" in message
+        assert "no legacy HTTP+SSE endpoint at this URL either" in message
+        await host.shutdown()

@@ -1,0 +1,135 @@
+"""``type: "http"``: Streamable HTTP, and the legacy transport when the server only speaks that.
+
+Layer 2, over :mod:`.http` and :mod:`.sse`. The spec's "Backwards Compatibility" section
+tells a client that wants to reach servers of either era to:
+
+1. POST the ``InitializeRequest`` to the URL, as Streamable HTTP does;
+2. if that fails with 400, 404 or 405, GET the URL expecting an SSE stream whose first
+   event is ``endpoint``: the server is a 2024-11-05 HTTP+SSE one, and the session goes on
+   over it.
+
+:class:`HttpTransport` does exactly that, inside the transport: the ``initialize`` that was
+refused is sent again over the legacy transport, and every message after it too; the
+session above sees one ``initialize`` and one answer. A URL that serves neither fails the
+start with both answers ("HTTP 404 to initialize, and no legacy HTTP+SSE endpoint at this
+URL either: GET 127.0.0.1:8080: HTTP 404 Not Found"). ``legacy_fallback=False`` turns the
+probe off (a 400 to ``initialize`` is then just an error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..errors import MCPHostError
+from ..wire.http11 import Response
+from .base import REQUEST, Gone
+from .http import StreamableHttpTransport, _Post
+from .sse import SseTransport
+
+__all__ = ["HttpTransport"]
+
+logger = logging.getLogger("mcphost.transports.http")
+
+# The options the legacy transport shares with this one.
+_SHARED = ("max_message_size", "max_connections", "connect_timeout", "max_header_size", "ssl_context", "proxy")
+
+
+class HttpTransport(StreamableHttpTransport):
+    """Streamable HTTP with the spec's fallback to HTTP+SSE (the options of
+    :class:`~mcphost.transports.http.StreamableHttpTransport`, and ``legacy_fallback``)."""
+
+    def __init__(self, name: str, url: str, *, legacy_fallback: bool = True, **options: Any) -> None:
+        super().__init__(name, url, **options)
+        self.legacy_fallback = legacy_fallback
+        self._legacy_options = {key: options[key] for key in _SHARED if key in options}
+        #: The legacy transport, once the server turned out to speak only that.
+        self.legacy: SseTransport | None = None
+        self._switch: asyncio.Task[None] | None = None
+        self._waiting: list[tuple[bytes, int, str | None, bool]] = []
+        self._own_drain = False
+
+    # ``needs_drain`` is the legacy transport's once it carries the session.
+    @property
+    def needs_drain(self) -> bool:
+        legacy = self.legacy
+        return legacy.needs_drain if legacy is not None else self._own_drain
+
+    @needs_drain.setter
+    def needs_drain(self, value: bool) -> None:
+        self._own_drain = value
+
+    def refused_initialize(self, post: _Post, response: Response) -> bool:
+        if not self.legacy_fallback or self.legacy is not None or self._switch is not None or not self.live:
+            return False
+        status = f"HTTP {response.status} {response.reason}".rstrip()
+        logger.info("%s: %s to initialize; trying the legacy HTTP+SSE transport at the same URL", self.name, status)
+        self._switch = asyncio.get_running_loop().create_task(self._fall_back(post, status))
+        return True
+
+    async def _fall_back(self, post: _Post, status: str) -> None:
+        legacy = SseTransport(self.name, self.url, headers=self.headers, **self._legacy_options)
+        try:
+            await legacy.start()
+        except MCPHostError as exc:
+            await legacy.aclose(0)
+            waiting, self._waiting = self._waiting, []
+            self.fail_request(post.rid, f"{status} to initialize, and no legacy HTTP+SSE endpoint at this URL "
+                                        f"either: {exc.message}")
+            for data, kind, method, now in waiting:  # sent as they would have been
+                super().send(data, kind, method, now)
+            return
+        except asyncio.CancelledError:
+            await legacy.aclose(0)
+            raise
+        if not self.live:
+            await legacy.aclose(0)
+            return
+        logger.info("%s: the server speaks the legacy HTTP+SSE transport (2024-11-05)", self.name)
+        self.legacy = legacy
+        self.stop()  # this transport's connections are not needed any more
+        if self._receiver is not None:
+            legacy.set_receiver(self._receiver)
+        legacy.send(post.data, REQUEST, "initialize")
+        waiting, self._waiting = self._waiting, []
+        for data, kind, method, now in waiting:
+            legacy.send(data, kind, method, now)
+
+    # -- the contract, handed to the legacy transport once it carries the session -----------
+
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+        legacy = self.legacy
+        if legacy is not None:
+            legacy.send(data, kind, method, now)
+        elif self._switch is not None and not self._switch.done():
+            self._waiting.append((data, kind, method, now))
+        else:
+            super().send(data, kind, method, now)
+
+    def negotiated(self, version: str) -> None:
+        if self.legacy is None:  # the legacy transport has no version header, no GET stream
+            super().negotiated(version)
+
+    async def drain(self) -> None:
+        legacy = self.legacy
+        await (legacy.drain() if legacy is not None else super().drain())
+
+    def tail(self) -> list[str]:
+        legacy = self.legacy
+        return [*super().tail(), *legacy.tail()] if legacy is not None else super().tail()
+
+    def statistics(self) -> dict[str, Any]:
+        legacy = self.legacy
+        if legacy is None:
+            return super().statistics()
+        return {**legacy.statistics(), "transport": "sse (legacy, found by the probe)"}
+
+    async def aclose(self, timeout: float) -> Gone:
+        switch = self._switch
+        if switch is not None and not switch.done():
+            switch.cancel()
+            await asyncio.gather(switch, return_exceptions=True)
+        gone = await super().aclose(timeout)
+        legacy = self.legacy
+        return await legacy.aclose(timeout) if legacy is not None else gone
