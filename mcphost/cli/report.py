@@ -70,7 +70,8 @@ def error_lines(exc: MCPHostError, verbose: bool = False) -> list[str]:
     if exc.server and not first.startswith(f"{exc.server}:"):
         first = f"{exc.server}: {first}"
     head = f"mcphost: error: {clean(first)}"
-    tail = getattr(exc, "stderr_tail", None) or []
+    # A line the message already says (a remote server's tail holds its HTTP failures).
+    tail = [line for line in getattr(exc, "stderr_tail", None) or [] if line.strip() not in first]
     if not tail:
         return [head]
     if verbose:

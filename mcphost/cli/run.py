@@ -132,7 +132,7 @@ async def started_host(interrupts: Interrupts, config: str, **options: Any) -> A
             return
         name, data = event["server"], event["data"]
         why = data["error"]
-        lines = excerpt(data.get("stderr_tail") or [], 1)
+        lines = excerpt([line for line in data.get("stderr_tail") or [] if line.strip() not in why], 1)
         if lines:
             why += f" (stderr: {lines[0]})"
         if said.get(name) == why:

@@ -126,7 +126,7 @@ class RemoteTransport(GoneOnce):
         try:
             await self.pool.warm()
         except OSError as exc:
-            self.note(str(exc))
+            self._tail.append(str(exc))  # the host reports the failed start: not logged here
             err = ServerStartupError(str(exc), server=self.name, stderr_tail=list(self._tail))
             err.transient = True  # the server may be starting: worth another try
             raise err from None
