@@ -376,6 +376,9 @@ class StreamableHttpTransport(RemoteTransport):
             out.append(("MCP-Protocol-Version", self.protocol_version))
         return out
 
+    def post_state(self) -> Any:
+        return self.session_id, self.protocol_version
+
     def post_headers(self) -> list[tuple[str, str]]:
         return self.merged([*self.base_headers(), ("Content-Type", "application/json"),
                             ("Accept", "application/json, text/event-stream"), *self.session_headers()])

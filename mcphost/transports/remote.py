@@ -115,6 +115,7 @@ class RemoteTransport(GoneOnce):
         self._gone_told = False
         self._closing = False
         self._tail: deque[str] = deque(maxlen=_TAIL)
+        self._post_head: tuple[Any, bytes] | None = None
         self.messages_in = 0
         self.messages_out = 0
         self.http_errors = 0
@@ -193,6 +194,21 @@ class RemoteTransport(GoneOnce):
     def post_headers(self) -> list[tuple[str, str]]:
         """The headers of a POST."""
         return self.merged([*self.base_headers(), ("Content-Type", "application/json")])
+
+    def post_state(self) -> Any:
+        """What the headers of a POST depend on besides the target (the session, for
+        Streamable HTTP): the head is built again when it changes."""
+        return None
+
+    def post_request(self, target: str, data: bytes) -> bytes:
+        """The bytes of a POST of ``data``. The head is built and checked once per target
+        and :meth:`post_state`, then only the length changes."""
+        key = (target, self.post_state())
+        cached = self._post_head
+        if cached is None or cached[0] != key:
+            head = build_request("POST", target, self.post_headers())  # ends with a blank line
+            cached = self._post_head = (key, head[:-2])
+        return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
 
     def decode(self, raw: bytes | str) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
@@ -331,7 +347,7 @@ class PostExchange(Exchange):
         return self.transport.target
 
     def request(self) -> bytes:
-        return build_request("POST", self.target(), self.transport.post_headers(), self.data)
+        return self.transport.post_request(self.target(), self.data)
 
     def on_response(self, response: Response) -> None:
         self.status = response.status

@@ -46,6 +46,11 @@ _DIGITS: Final = re.compile(r"[0-9]{1,19}")
 # RFC 9112 §2.2: a client SHOULD ignore empty lines received before the status line.
 _BLANK: Final = re.compile(rb"[\r\n]*")
 _OWS: Final = b" \t"
+# The fast path of ``_head``, for header lines with nothing unusual: CRLF line ends, no
+# control character, every name a token (so no obs-fold either). ``bytes.translate`` with
+# these as ``delete`` leaves nothing exactly when a value (or a name) is made of them.
+_FIELD_BYTES: Final = bytes(b for b in range(256) if b in (9, 10, 13) or 0x20 <= b != 0x7F)
+_TOKEN_BYTES: Final = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 # Parser states.
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER = range(6)
@@ -155,6 +160,22 @@ def encode_chunk(data: bytes) -> bytes:
     if not data:
         return b""
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def _plain_fields(fields: bytes, max_headers: int) -> list[tuple[str, str]] | None:
+    """The header lines ``fields`` (the last one's LF cut off) as (lower-case name, value),
+    or ``None`` if anything about them needs the careful path."""
+    crlf = fields.count(b"\r\n")
+    if (fields.translate(None, _FIELD_BYTES) or not fields.endswith(b"\r") or crlf >= max_headers
+            or fields.count(b"\n") != crlf or fields.count(b"\r") != crlf + 1):
+        return None
+    out = []
+    for line in fields[:-1].split(b"\r\n"):
+        name, colon, value = line.partition(b":")
+        if not colon or not name or name.translate(None, _TOKEN_BYTES):
+            return None
+        out.append((name.decode("ascii").lower(), value.strip(_OWS).decode("latin-1")))
+    return out
 
 
 class ResponseParser:
@@ -361,8 +382,9 @@ class ResponseParser:
 
     def _head(self, events: list[Event], start: int, end: int, after: int) -> int:
         """Parse one head, emit what it means, choose how the body is framed."""
-        lines = bytes(self._buf[start:end]).split(b"\n")
-        status_line = lines[0].removesuffix(b"\r")
+        block = _take(self._buf, start, end)
+        first = block.find(b"\n")
+        status_line = (block if first < 0 else block[:first]).removesuffix(b"\r")
         match = _STATUS.fullmatch(status_line)
         if match is None or (match[4] is not None and _CTL.search(match[4])):
             raise HttpProtocolError(f"bad status line: {status_line[:100]!r}")
@@ -371,17 +393,23 @@ class ResponseParser:
         status = int(match[3])
         if status < 100:
             raise HttpProtocolError(f"bad status code: {status_line[:100]!r}")
-        headers = self._headers(lines)
+        headers = None if first < 0 else _plain_fields(block[first + 1 :], self.max_headers)
+        if headers is None:  # folded lines, bare LFs, or something to refuse: line by line
+            headers = self._headers(block.split(b"\n"))
         if 100 <= status < 200 and status != 101:
             return after  # RFC 9110 §15.2: interim responses; the final one follows.
         version = "1." + match[2].decode()
         events.append(Response(status, (match[4] or b"").decode("latin-1"), headers, version))
-        connection = {
-            token.strip().lower()
-            for name, value in headers
-            if name == "connection"
-            for token in value.split(",")
-        }
+        connection: set[str] = set()
+        te: list[str] = []
+        cl: list[str] = []
+        for name, value in headers:
+            if name == "content-length":
+                cl.append(value)
+            elif name == "transfer-encoding":
+                te.append(value)
+            elif name == "connection":
+                connection.update(token.strip().lower() for token in value.split(","))
         self.keep_alive = "close" not in connection and (version != "1.0" or "keep-alive" in connection)
         method = self._method
         if status == 101 or (method == "CONNECT" and 200 <= status < 300):
@@ -393,8 +421,6 @@ class ResponseParser:
         if not self._expect_body or method == "HEAD" or status in (204, 304):
             events.append(EndOfMessage())
             return after
-        te = [value for name, value in headers if name == "transfer-encoding"]
-        cl = [value for name, value in headers if name == "content-length"]
         if te:
             if cl:
                 # §6.3 point 3: both present "ought to be handled as an error".

@@ -523,3 +523,32 @@ def test_fuzz_only_protocol_errors() -> None:
         except HttpProtocolError:
             outcomes["error"] += 1
     assert outcomes["parsed"] > 100 and outcomes["error"] > 100
+
+
+def test_the_fast_header_path_agrees_with_the_careful_one() -> None:
+    """Heads with nothing unusual take ``_plain_fields``; it must read exactly what the line
+    by line path reads, and step aside for everything else."""
+    import random
+
+    from mcphost.wire.http11 import _plain_fields
+
+    rng = random.Random(20261125)
+    names = [b"Content-Type", b"content-length", b"X-A", b"Mcp-Session-Id", b"a!#$%&'*+-.^_`|~9", b"Set-Cookie"]
+    values = [b"", b" ", b"application/json", b"  padded\t ", b"a:b:c", b"\xe9t\xe9", b"x" * 300, b"1, 2", b"\t"]
+    odd = [b"Bad Name: x", b" folded", b"\tfolded", b"NoColon", b": empty-name", b"X: a\x01b", b"X: a\x7fb",
+           b"X: a\rb", b"X: a\nb"]
+    parser = ResponseParser()
+    for _ in range(3000):
+        lines = [rng.choice(names) + b":" + rng.choice(values) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.3:
+            lines.insert(rng.randrange(len(lines) + 1), rng.choice(odd))
+        fields = b"\r\n".join(lines) + b"\r"
+        fast = _plain_fields(fields, 100)
+        try:
+            careful = parser._headers([b"HTTP/1.1 200 OK\r", *fields.split(b"\n")])
+        except HttpProtocolError:
+            careful = None
+        if fast is not None:
+            assert fast == careful, fields
+        else:
+            assert careful is None or any(line in fields for line in odd[:3]) or b"\t" in fields, fields
