@@ -27,7 +27,9 @@ text), ``notify`` (a log notification on the GET stream, then a result).
 - ``status``: ``fault_status`` (e.g. 503) with a text body;
 - ``jsonrpc_error``: 400 with a JSON-RPC error for the request's id;
 - ``redirect``: 307 to another URL;
-- ``bad_type``: 200 with ``text/html``.
+- ``bad_type``: 200 with ``text/html``;
+- ``big_event_notification`` / ``big_event_response``: an SSE answer whose log notification
+  / response event is 10 KB (for a host with a small ``max_message_size``).
 """
 
 from __future__ import annotations
@@ -369,6 +371,20 @@ class RemoteServer:
             return True
         if fault == "bad_type":
             writer.write(plain(200, b"<html>hello</html>", "text/html"))
+            return True
+        if fault in ("big_event_notification", "big_event_response"):
+            stream = self._new_stream()
+            writer.write(SSE_HEAD)
+            note = {"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "n" * (10_000 if fault == "big_event_notification" else 10)}}
+            self._stream_write(writer, stream, note)
+            if fault == "big_event_response":
+                big = json.loads(response)
+                big["result"]["content"][0]["text"] = "r" * 10_000
+                self._stream_write(writer, stream, big)
+            else:
+                self._stream_write(writer, stream, json.loads(response))
+            writer.write(b"0\r\n\r\n")
             return True
         if fault in ("sse_stops", "sse_stops_always", "sse_stops_no_id"):
             stream = self._new_stream()

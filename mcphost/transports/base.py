@@ -19,7 +19,10 @@ HTTP transport will say "HTTP 503". The layers above see three events only::
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Protocol
+
+from .._json import loads
 
 __all__ = [
     "GoneOnce",
@@ -127,3 +130,25 @@ class GoneOnce:
         if receiver is not None:
             self._gone_told = True
             receiver.on_gone(gone)
+
+
+# What a discarded message was, from its first bytes (as encoded by ordinary servers).
+_OVERSIZED_ID: Final = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+)
+_OVERSIZED_METHOD: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:')
+
+
+def oversized_target(head: bytes) -> tuple[bool, Any]:
+    """What a message discarded for its size was, from its first bytes: whether it is the
+    server's own request or notification (no call waits for it), and the id of the
+    response it would have been (``None``: not told)."""
+    if _OVERSIZED_METHOD.match(head):
+        return True, None
+    match = _OVERSIZED_ID.match(head)
+    if match:
+        try:
+            return False, loads(match.group(1))
+        except ValueError:
+            pass
+    return False, None

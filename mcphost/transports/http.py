@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from .._json import loads
 from ..wire.http11 import Response, build_request
-from ..wire.sse import SSEDecoder, SSEProtocolError
+from ..wire.sse import Oversized, SSEDecoder
 from .base import NOTIFICATION, REQUEST, Gone
 from .httpconn import Exchange, clip, header
 from .remote import PostExchange, RemoteTransport
@@ -149,9 +149,7 @@ class _Post(PostExchange):
                 self.too_large("a message over the limit")
         elif self.mode == _SSE:
             assert self.stream is not None
-            if not self.transport.feed(self.stream, chunk, self.rid if not self.done else None):
-                self.finish()
-                self.abort()
+            self.transport.feed(self.stream, chunk, self.rid if not self.done else None)
 
     def on_complete(self) -> None:
         transport = self.transport
@@ -243,12 +241,7 @@ class _Get(Exchange):
             return
         post = self.post
         rid = post.rid if post is not None and not post.done else None
-        if not self.transport.feed(self.stream, chunk, rid):
-            self.abort()
-            if post is not None:
-                post.finish()
-            else:
-                self.transport.standalone = None
+        self.transport.feed(self.stream, chunk, rid)
 
     def on_end(self) -> None:
         self.transport.get_ended(self, "the server ended the stream")
@@ -419,20 +412,21 @@ class StreamableHttpTransport(RemoteTransport):
                             post.finish()
         super().deliver(messages)
 
-    def feed(self, stream: _Stream, chunk: bytes, rid: Any) -> bool:
-        """Body bytes of an SSE stream; false if it broke a bound (the stream must end)."""
-        try:
-            events = stream.decoder.feed(chunk)
-        except SSEProtocolError as exc:
-            self.undeliverable(rid, f"the server's event stream went over a bound: {exc}")
-            return False
-        for event in events:
+    def feed(self, stream: _Stream, chunk: bytes, rid: Any) -> None:
+        """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any)."""
+        for event in stream.decoder.feed(chunk):
             stream.events += 1
+            if isinstance(event, Oversized):
+                self.oversized(event, rid)  # discarded; the stream goes on
             # A priming event (an id and empty data) carries no message; another event type
             # is not MCP's.
-            if event.data and event.event == "message" and self.live:
+            elif event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
-        return True
+
+    def response_lost(self, rid: Any) -> None:
+        post = self.requests.get(rid) if type(rid) in (int, str) else None
+        if post is not None:
+            post.finish()
 
     def refused_initialize(self, post: _Post, response: Response) -> bool:
         """``initialize`` got 400, 404 or 405: true if a subclass takes it from here (the

@@ -27,9 +27,9 @@ from typing import Any, Final
 from .._json import loads
 from ..errors import ConfigurationError, ServerStartupError
 from ..version import __version__
-from ..wire.framing import DEFAULT_MAX_SIZE
+from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
-from .base import REQUEST, Gone, GoneOnce, Receiver
+from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
 from .httpconn import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -120,6 +120,7 @@ class RemoteTransport(GoneOnce):
         self.messages_out = 0
         self.http_errors = 0
         self.reconnects = 0
+        self.oversized_messages = 0
 
     # -- the contract -----------------------------------------------------------------------
 
@@ -154,6 +155,7 @@ class RemoteTransport(GoneOnce):
             "messages_in": self.messages_in, "messages_out": self.messages_out,
             "http_requests": pool.requests, "http_errors": self.http_errors,
             "connections": pool.connections, "reconnects": self.reconnects,
+            "oversized": self.oversized_messages,
         }
 
     def process_group(self) -> int | None:
@@ -237,6 +239,26 @@ class RemoteTransport(GoneOnce):
         if msg is not _NOTHING:
             self.deliver([msg])
         return msg
+
+    def oversized(self, item: Oversized, stream_rid: Any = None) -> None:
+        """A message over ``max_message_size`` was discarded as it streamed: fail the call
+        it answered (``stream_rid``: the request whose stream carried it, when the message
+        does not say), or only log it if it was the server's own request or notification."""
+        self.oversized_messages += 1
+        reason = f"the server sent a message of {item.size} bytes (limit {self.max_message_size} bytes)"
+        from_server, rid = oversized_target(item.head)
+        if from_server:
+            self.note(f"{reason}; discarded (a request or notification of the server)")
+            return
+        if rid is None:
+            rid = stream_rid
+        if rid is None:
+            reason += "; the call it answered cannot be identified"
+        self.response_lost(rid)
+        self.undeliverable(rid, reason)
+
+    def response_lost(self, rid: Any) -> None:
+        """The response to ``rid`` will not be delivered (subclasses forget the request)."""
 
     def fail_request(self, rid: Any, message: str) -> None:
         """The request ``rid`` failed here: its caller gets a JSON-RPC error at once."""

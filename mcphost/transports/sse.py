@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import ServerStartupError
 from ..wire.http11 import Response, build_request
-from ..wire.sse import SSEDecoder, SSEProtocolError
+from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone
 from .httpconn import Exchange, clip, header, target_of
 from .remote import PostExchange, RemoteTransport
@@ -64,14 +64,10 @@ class _EventStream(Exchange):
             if len(self.body) < 1024:
                 self.body += chunk[:1024]
             return
-        try:
-            events = self.decoder.feed(chunk)
-        except SSEProtocolError as exc:
-            self.abort()
-            transport.failed(f"the server's event stream went over a bound: {exc}")
-            return
-        for event in events:
-            if event.event == "endpoint":
+        for event in self.decoder.feed(chunk):
+            if isinstance(event, Oversized):
+                transport.oversized(event)  # discarded; the stream goes on
+            elif event.event == "endpoint":
                 transport.endpoint_event(event.data)
             elif event.event == "message" and event.data:
                 transport.deliver_raw(event.data)

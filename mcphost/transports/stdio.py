@@ -19,14 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from .._json import loads
 from ..process import ServerProcess
 from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
-from .base import Gone, GoneOnce, Receiver
+from .base import Gone, GoneOnce, Receiver, oversized_target
 from .trace import WireTrace
 
 __all__ = ["StdioTransport"]
@@ -40,12 +39,6 @@ _EAGER_BYTES: Final = 8192
 _EXIT_WAIT: Final = 2.0
 #: How long the leader's exit waits for the rest of its stdout before the end is told.
 _OUTPUT_WAIT: Final = 0.2
-_OVERSIZED_ID: Final = re.compile(
-    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
-)
-_OVERSIZED_METHOD: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:')
-
-
 class StdioTransport(GoneOnce):
     """Frames messages over a :class:`~mcphost.process.ServerProcess`'s pipes."""
 
@@ -170,13 +163,9 @@ class StdioTransport(GoneOnce):
             self._stats["oversized"] += 1
             reason = f"server sent a message of {item.size} bytes (limit {self._framer.max_size} bytes)"
             logger.error("%s: %s; discarded", self.name, reason)
-            if _OVERSIZED_METHOD.match(item.head):
+            from_server, rid = oversized_target(item.head)
+            if from_server:
                 continue  # a notification or request from the server: no call waits for it
-            match = _OVERSIZED_ID.match(item.head)
-            rid: Any = None
-            if match:
-                with contextlib.suppress(ValueError):
-                    rid = loads(match.group(1))
             if rid is None:
                 reason += "; the call it answered cannot be identified"
             receiver = self._receiver

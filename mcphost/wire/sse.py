@@ -11,8 +11,11 @@ sequence, so decoding each line with U+FFFD for invalid bytes gives what decodin
 stream would, and a character split across two chunks simply waits in the line buffer.
 
 Lines and event data are bounded (``max_line_size``, ``max_event_size``) because the
-server controls them; going over raises ``SSEProtocolError``. The common chunk (lines ended
-by LF, no CR) is split with one ``bytes.split``; the only Python step is per line.
+server controls them. An event whose data goes over is discarded as it streams (nothing of
+it is kept past its first 512 characters) and dispatched as an :class:`Oversized` item with
+its size and first characters, so the caller can fail just the call it answered and read
+on; an overlong line of another field is ignored. The common chunk (lines ended by LF, no
+CR) is split with one ``bytes.split``; the only Python step is per line.
 """
 
 from __future__ import annotations
@@ -20,15 +23,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Event", "SSEDecoder", "SSEProtocolError"]
+from .framing import Oversized
+
+__all__ = ["Event", "Oversized", "SSEDecoder", "SSEProtocolError"]
 
 DEFAULT_MAX_LINE_SIZE: Final = 16 * 1024 * 1024
 DEFAULT_MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
+#: How much of a discarded event is kept (to tell which call it answered).
+_HEAD: Final = 512
 
 
 class SSEProtocolError(ValueError):
-    """The event stream went over a bound (a line or an event too large)."""
+    """Kept for callers that caught it: the decoder no longer raises (an event over the
+    bounds is returned as :class:`Oversized`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +66,16 @@ class SSEDecoder:
     __slots__ = (
         "_data",
         "_data_size",
+        "_drop_head",
+        "_dropped",
         "_event_type",
         "_id_buffer",
         "_line",
         "_retry_field",
         "_skip_lf",
+        "_skip_line",
+        "_skip_line_head",
+        "_skip_line_size",
         "_start",
         "last_event_id",
         "max_event_size",
@@ -91,8 +104,13 @@ class SSEDecoder:
         self._data_size = 0
         self._event_type = ""
         self._retry_field: int | None = None
+        self._dropped = -1  # the size of the event being discarded (-1: none is)
+        self._drop_head = ""
+        self._skip_line = False  # discarding the rest of an overlong line
+        self._skip_line_head = b""
+        self._skip_line_size = 0
 
-    def feed(self, data: bytes) -> list[Event]:
+    def feed(self, data: bytes) -> list[Event | Oversized]:
         """Add ``data`` and return the events it completed."""
         if self._start is not None:
             # "One leading U+FEFF BYTE ORDER MARK character must be ignored if any are present."
@@ -109,6 +127,10 @@ class SSEDecoder:
             self._skip_lf = False
             if data[:1] == b"\n":
                 data = data[1:]
+        if self._skip_line:
+            data = self._skip_rest_of_line(data)
+            if not data:
+                return []
         if b"\r" in data:
             # Lines end with "a U+000D CARRIAGE RETURN U+000A LINE FEED (CRLF) character pair,
             # a single U+000A LINE FEED (LF) character not preceded by a U+000D CARRIAGE RETURN
@@ -123,14 +145,40 @@ class SSEDecoder:
         if lines and line:
             lines[0] = bytes(line) + lines[0]
             line.clear()
+        events = self._lines(lines) if lines else []
         line += rest
         if len(line) > self.max_line_size:
-            size = len(line)
+            # Too long already: the rest of it is discarded as it comes.
+            self._skip_line = True
+            self._skip_line_head = bytes(line[: _HEAD + 8])
+            self._skip_line_size = len(line)
             line.clear()
-            raise SSEProtocolError(f"line over {self.max_line_size} bytes ({size} so far)")
-        if not lines:
-            return []
-        return self._lines(lines)
+        return events
+
+    def _skip_rest_of_line(self, data: bytes) -> bytes:
+        """Drop ``data`` up to the end of the overlong line; return what follows it."""
+        ends = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+        if not ends:
+            self._skip_line_size += len(data)
+            return b""
+        cut = min(ends)
+        self._skip_line_size += cut
+        if data[cut : cut + 2] == b"\r\n":
+            cut += 2
+        else:
+            self._skip_lf = data[cut : cut + 1] == b"\r" and cut + 1 == len(data)
+            cut += 1
+        self._skip_line = False
+        self._overlong(self._skip_line_head, self._skip_line_size)
+        return data[cut:]
+
+    def _overlong(self, head: bytes, size: int) -> None:
+        """A line over ``max_line_size``: a data line discards its event; another is ignored."""
+        name, colon, value = head.partition(b":")
+        if name == b"data":
+            if colon and value[:1] == b" ":
+                value = value[1:]
+            self._drop(value.decode("utf-8", "replace"), size)
 
     def feed_eof(self) -> list[Event]:
         """The stream ended: "any pending data must be discarded" (no event is dispatched).
@@ -141,6 +189,7 @@ class SSEDecoder:
         self._line.clear()
         self._start = b""
         self._skip_lf = False
+        self._skip_line = False
         self._reset_event()
         # The ID buffer goes back to what was last dispatched: an undispatched id is lost too.
         self._id_buffer = self.last_event_id
@@ -151,9 +200,20 @@ class SSEDecoder:
         self._data_size = 0
         self._event_type = ""
         self._retry_field = None
+        self._dropped = -1
+        self._drop_head = ""
 
-    def _lines(self, lines: list[bytes]) -> list[Event]:
-        events: list[Event] = []
+    def _drop(self, more: str, size: int) -> None:
+        """The event's data went over a bound: keep its size and first characters only."""
+        if self._dropped < 0:
+            self._drop_head = "\n".join([*self._data, more])[:_HEAD]
+            self._dropped = self._data_size + size
+            self._data = []
+        else:
+            self._dropped += size
+
+    def _lines(self, lines: list[bytes]) -> list[Event | Oversized]:
+        events: list[Event | Oversized] = []
         limit = self.max_line_size
         for raw in lines:
             if not raw:
@@ -163,7 +223,8 @@ class SSEDecoder:
                     events.append(event)
                 continue
             if len(raw) > limit:
-                raise SSEProtocolError(f"line over {limit} bytes ({len(raw)})")
+                self._overlong(raw[: _HEAD + 8], len(raw))
+                continue
             if raw[:1] == b":":
                 continue  # "If the line starts with a U+003A COLON character (:): Ignore the line."
             # "If the line contains a U+003A COLON character: Collect the characters on the
@@ -181,14 +242,13 @@ class SSEDecoder:
         if name == b"data":
             # "Append the field value to the data buffer, then append a single U+000A LINE
             # FEED (LF) character to the data buffer." (joined with LF at dispatch instead)
-            self._data_size += len(value) + 1
-            if self._data_size > self.max_event_size:
-                size = self._data_size
-                self._reset_event()
-                raise SSEProtocolError(
-                    f"event data over {self.max_event_size} characters ({size} so far)"
-                )
-            self._data.append(value)
+            if self._dropped >= 0:
+                self._dropped += len(value) + 1
+            elif self._data_size + len(value) + 1 > self.max_event_size:
+                self._drop(value, len(value) + 1)
+            else:
+                self._data_size += len(value) + 1
+                self._data.append(value)
         elif name == b"event":
             self._event_type = value  # "Set the event type buffer to field value."
         elif name == b"id":
@@ -206,10 +266,14 @@ class SSEDecoder:
                 self.retry = self._retry_field = int(value) if len(value) <= 18 else 10**18
         # "Otherwise: The field is ignored."
 
-    def _dispatch(self) -> Event | None:
+    def _dispatch(self) -> Event | Oversized | None:
         # "Set the last event ID string of the event source to the value of the last event
         # ID buffer. The buffer does not get reset".
         self.last_event_id = self._id_buffer
+        if self._dropped >= 0:
+            dropped = Oversized(self._drop_head.encode("utf-8", "surrogatepass"), self._dropped)
+            self._reset_event()
+            return dropped
         # "If the data buffer is an empty string, set the data buffer and the event type
         # buffer to the empty string and return."
         if not self._data:

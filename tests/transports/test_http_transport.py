@@ -299,6 +299,28 @@ async def test_an_oversized_json_answer_is_refused() -> None:
         assert text(await host.call_tool("r.echo", {})) == "{}"
 
 
+@pytest.mark.parametrize("legacy", [False, True])
+async def test_an_oversized_event_fails_only_its_call(legacy: bool) -> None:
+    async with serving(legacy=legacy, mode="sse", host_options={"max_message_size": 4096}) as (server, host):
+        logs: list[Any] = []
+        host.on_log(lambda name, params: logs.append(params["data"]))
+        if legacy:
+            big = "x" * 10_000
+            with pytest.raises(ProtocolError, match="limit 4096 bytes"):
+                await host.call_tool("r.echo", {"big": big}, timeout=10)
+        else:
+            server.fault = "big_event_response"
+            with pytest.raises(ProtocolError, match="limit 4096 bytes"):
+                await host.call_tool("r.echo", {}, timeout=10)
+            server.fault = "big_event_notification"
+            assert text(await host.call_tool("r.echo", {})) == "late"  # the notification was dropped
+            assert logs == ["n" * 10]  # only the small one of the first answer
+            server.fault = None
+        assert text(await host.call_tool("r.echo", {"after": 1})) == '{"after": 1}'
+        assert host.servers["r"].state is ServerState.READY
+        assert host.get_metrics()["r"]["transport"]["oversized"] >= 1
+
+
 async def test_connection_refused_at_start() -> None:
     port = free_port()
     host = MCPHost(config(f"http://127.0.0.1:{port}/mcp"), retry=NO_RETRY)

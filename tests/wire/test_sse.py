@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcphost.wire.sse import Event, SSEDecoder, SSEProtocolError
+from mcphost.wire.sse import Event, Oversized, SSEDecoder
 
 
 def decode(data: bytes, **kwargs: Any) -> list[Event]:
@@ -187,39 +187,55 @@ def test_eof_after_a_trailing_cr() -> None:
 
 
 def test_line_limit() -> None:
+    # A data line over the limit discards its event, which comes out as Oversized; the
+    # stream goes on.
     d = SSEDecoder(max_line_size=10)
     assert d.feed(b"data: 1234\n\n") == [Event(data="1234")]
-    with pytest.raises(SSEProtocolError, match=r"line over 10 bytes \(11\)"):
-        d.feed(b"data: 12345\n")
+    out = d.feed(b"data: 12345\n\ndata: after\n\n")
+    assert isinstance(out[0], Oversized)
+    assert (out[0].head, out[0].size) == (b"12345", 11)
+    assert len(out) == 2 and isinstance(out[1], Oversized) and out[1].head == b"after"  # 11 bytes too
+    assert d.feed(b"data: ok\n\n") == [Event(data="ok")]
 
 
 def test_line_limit_while_buffering() -> None:
-    # An unterminated line is refused as soon as it is too long, not when it ends.
+    # An unterminated line is dropped as soon as it is too long, not kept until it ends.
     d = SSEDecoder(max_line_size=10)
-    d.feed(b"data: 12")
-    with pytest.raises(SSEProtocolError, match=r"line over 10 bytes \(11 so far\)"):
-        d.feed(b"345")
+    assert d.feed(b"data: 12") == []
+    assert d.feed(b"345") == []
+    assert d._line == bytearray()  # nothing of it is kept
+    assert d.feed(b"6" * 1000) == []
+    out = d.feed(b"\r\n\r\ndata: x\n\n")
+    assert isinstance(out[0], Oversized) and out[0].size == 1011 and out[0].head == b"12345"
+    assert out[1:] == [Event(data="x")]
+    # A line of another field that is too long is ignored, the event kept.
     d = SSEDecoder(max_line_size=10)
-    with pytest.raises(SSEProtocolError, match="line over 10 bytes"):
-        d.feed(b"x" * 11)
+    assert d.feed(b"event: " + b"e" * 20 + b"\ndata: y\n\n") == [Event(data="y")]
+    assert d.feed(b":" + b" comment" * 5 + b"\ndata: z\n\n") == [Event(data="z")]
 
 
 def test_line_limit_joined_line() -> None:
     d = SSEDecoder(max_line_size=10)
     d.feed(b"data: 123")
-    with pytest.raises(SSEProtocolError, match=r"line over 10 bytes \(11\)"):
-        d.feed(b"45\n")
+    out = d.feed(b"45\n\n")
+    assert len(out) == 1 and isinstance(out[0], Oversized) and out[0].head == b"12345"
 
 
 def test_event_size_limit() -> None:
     d = SSEDecoder(max_event_size=10)
     assert d.feed(b"data: 1234\ndata: 1234\n\n") == [Event(data="1234\n1234")]
-    with pytest.raises(SSEProtocolError, match=r"event data over 10 characters \(15 so far\)"):
-        d.feed(b"data: 1234\ndata: 1234\ndata: 1234\n\n")
+    out = d.feed(b"id: 7\ndata: 1234\ndata: 1234\ndata: 1234\n\ndata: next\n\n")
+    assert isinstance(out[0], Oversized)
+    assert (out[0].head, out[0].size) == (b"1234\n1234\n1234", 15)
+    assert out[1] == Event(data="next", id="7")
     # The size is per event.
     d = SSEDecoder(max_event_size=10)
     for _ in range(5):
         assert d.feed(b"data: 12345678\n\n") == [Event(data="12345678")]
+    # What is kept of a discarded event is bounded.
+    d = SSEDecoder(max_event_size=1000)
+    out = d.feed(b"".join(b"data: " + b"x" * 100 + b"\n" for _ in range(1000)) + b"\n")
+    assert isinstance(out[0], Oversized) and len(out[0].head) == 512 and out[0].size == 101_000
 
 
 def test_bad_limits() -> None:
@@ -296,22 +312,25 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(out)
 
 
-def test_fuzz_only_protocol_errors() -> None:
+def test_fuzz_only_events_and_oversized() -> None:
     rng = random.Random(1337)
-    outcomes = {"parsed": 0, "error": 0}
+    outcomes = {"event": 0, "oversized": 0}
     for _ in range(2000):
         data = mutate(rng, rng.choice(VALID))
         d = SSEDecoder(max_line_size=20, max_event_size=10)
-        try:
-            pos = 0
-            while pos < len(data):
-                n = rng.randrange(1, 20)
-                for event in d.feed(data[pos : pos + n]):
-                    assert isinstance(event.data, str) and isinstance(event.event, str)
-                    assert event.id is None or "\0" not in event.id
-                pos += n
-            d.feed_eof()
-            outcomes["parsed"] += 1
-        except SSEProtocolError:
-            outcomes["error"] += 1
-    assert outcomes["parsed"] > 100 and outcomes["error"] > 100
+        pos = 0
+        while pos < len(data):
+            n = rng.randrange(1, 20)
+            for item in d.feed(data[pos : pos + n]):
+                if isinstance(item, Oversized):
+                    outcomes["oversized"] += 1
+                    assert item.size > 10 and len(item.head) <= 512 * 4
+                    continue
+                outcomes["event"] += 1
+                assert isinstance(item.data, str) and isinstance(item.event, str)
+                assert len(item.data) <= 10
+                assert item.id is None or "\0" not in item.id
+            pos += n
+        d.feed_eof()
+        assert len(d._line) <= 20
+    assert outcomes["event"] > 100 and outcomes["oversized"] > 50
