@@ -30,7 +30,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from helpers import descendants, group_alive, wait_for
+from recorder import Recorder
 
 from mcphost import MCPHost
 from mcphost.errors import (
@@ -175,42 +176,6 @@ def peer(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 
 # -- the shared host ------------------------------------------------------------------------
-
-
-class Recorder:
-    """What the shared host's handlers received; the replies they give (set per test)."""
-
-    def __init__(self) -> None:
-        self.sampling: list[tuple[str, dict[str, Any]]] = []
-        self.elicitation: list[tuple[str, dict[str, Any]]] = []
-        self.logs: list[tuple[str, dict[str, Any]]] = []
-        self.progress: list[tuple[str, dict[str, Any]]] = []
-        self.events: list[dict[str, Any]] = []
-        #: The answer, or a function of the request's params giving it.
-        self.sampling_reply: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] = {}
-        self.elicitation_reply: dict[str, Any] = {"action": "decline"}
-
-    def reset(self) -> None:
-        for seen in (self.sampling, self.elicitation, self.logs, self.progress, self.events):
-            seen.clear()  # in place: the host holds bound methods of these lists
-        self.sampling_reply = {}
-        self.elicitation_reply = {"action": "decline"}
-
-    def on_log(self, server: str, params: dict[str, Any]) -> None:
-        self.logs.append((server, params))
-
-    def on_progress(self, server: str, params: dict[str, Any]) -> None:
-        self.progress.append((server, params))
-
-    async def on_sampling(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.sampling.append((server, params))
-        await asyncio.sleep(0)  # an async handler: the host must await it
-        reply = self.sampling_reply
-        return reply(params) if callable(reply) else reply
-
-    def on_elicitation(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.elicitation.append((server, params))
-        return self.elicitation_reply
 
 
 def new_host(peer: Peer, recorder: Recorder | None = None, **options: Any) -> MCPHost:

@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from helpers import descendants, needs_npx, wait_for
+from recorder import Recorder, raw_result, texts
 from remote_everything import EverythingServer
 
 from mcphost import MCPHost
@@ -126,18 +127,6 @@ def new_host(server: EverythingServer, **kwargs: Any) -> MCPHost:
     return MCPHost(config(server), **kwargs)
 
 
-def texts(result: dict[str, Any]) -> list[str]:
-    return [block["text"] for block in result["content"] if block.get("type") == "text"]
-
-
-def raw_result(result: dict[str, Any]) -> Any:
-    """The JSON the server-everything tools append as ``Raw result: {...}``."""
-    for text in texts(result):
-        if "Raw result:" in text:
-            return json.loads(text.split("Raw result:", 1)[1])
-    raise AssertionError(f"no 'Raw result' block in {result!r}")
-
-
 def session_id(host: MCPHost, name: str = SERVER) -> str:
     """The server's id of the host's session: the ``Mcp-Session-Id`` (Streamable HTTP) or
     the ``sessionId`` of the endpoint the SSE stream announced (legacy HTTP+SSE)."""
@@ -149,41 +138,6 @@ def session_id(host: MCPHost, name: str = SERVER) -> str:
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(transport.post_target).query)
     [sid] = query["sessionId"]
     return sid
-
-
-class Recorder:
-    """What the shared host's handlers received; the replies they give (set per test)."""
-
-    def __init__(self) -> None:
-        self.sampling: list[tuple[str, dict[str, Any]]] = []
-        self.elicitation: list[tuple[str, dict[str, Any]]] = []
-        self.events: list[dict[str, Any]] = []
-        self.logs: list[tuple[str, dict[str, Any]]] = []
-        self.progress: list[tuple[str, dict[str, Any]]] = []
-        self.sampling_reply: dict[str, Any] = {}
-        self.elicitation_reply: dict[str, Any] = {"action": "decline"}
-
-    def reset(self) -> None:
-        # In place: the host holds the bound ``append`` methods of these lists.
-        for seen in (self.sampling, self.elicitation, self.events, self.logs, self.progress):
-            seen.clear()
-        self.sampling_reply = {}
-        self.elicitation_reply = {"action": "decline"}
-
-    def on_log(self, server: str, params: dict[str, Any]) -> None:
-        self.logs.append((server, params))
-
-    def on_progress(self, server: str, params: dict[str, Any]) -> None:
-        self.progress.append((server, params))
-
-    async def on_sampling(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.sampling.append((server, params))
-        await asyncio.sleep(0)  # an async handler: the host must await it
-        return self.sampling_reply
-
-    def on_elicitation(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.elicitation.append((server, params))
-        return self.elicitation_reply
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
