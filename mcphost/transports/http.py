@@ -93,14 +93,15 @@ class _Post(PostExchange):
         self.get: _Get | None = None  # the resumption under way
         #: Sent again on a new session: a second 404 means the server is gone.
         self.resent = False
-        #: The session id the request carried (set when a connection takes it).
-        self.sent_session: str | None = None
+        #: The session the message belongs to: the one current when it was sent (a
+        #: message sent before a renewal carries the old id, gets 404 and is sent again).
+        self.sent_session = transport.session_id
         #: Given up by the caller (``notifications/cancelled``): never sent again.
         self.cancelled = False
 
     def request(self) -> bytes:
-        self.sent_session = self.transport.session_id
-        return super().request()
+        transport = self.transport
+        return transport.post_request(self.target(), self.data, (self.sent_session, transport.protocol_version))
 
     def on_success(self, response: Response) -> None:
         transport = self.transport
@@ -361,20 +362,22 @@ class StreamableHttpTransport(RemoteTransport):
             self.standalone = _Get(self, self._standalone_stream, None)
             asyncio.get_running_loop().call_soon(self._submit_standalone, self.standalone)
 
-    def session_headers(self) -> list[tuple[str, str]]:
+    def session_headers(self, session: Any = "current") -> list[tuple[str, str]]:
+        """``Mcp-Session-Id`` (of ``session``, by default the current one) and
+        ``MCP-Protocol-Version``, when there are."""
         out = []
-        if self.session_id is not None:
-            out.append(("Mcp-Session-Id", self.session_id))
+        if session == "current":
+            session = self.session_id
+        if session is not None:
+            out.append(("Mcp-Session-Id", session))
         if self.protocol_version is not None:
             out.append(("MCP-Protocol-Version", self.protocol_version))
         return out
 
-    def post_state(self) -> Any:
-        return self.session_id, self.protocol_version
-
-    def post_headers(self) -> list[tuple[str, str]]:
+    def post_headers(self, state: Any = None) -> list[tuple[str, str]]:
+        session = state[0] if state is not None else None
         return self.merged([*self.base_headers(), ("Content-Type", "application/json"),
-                            ("Accept", "application/json, text/event-stream"), *self.session_headers()])
+                            ("Accept", "application/json, text/event-stream"), *self.session_headers(session)])
 
     def took_session(self, response: Response) -> None:
         if self.session_id is not None:
@@ -487,6 +490,7 @@ class StreamableHttpTransport(RemoteTransport):
             if again:
                 self._resend(post)
             else:
+                post.sent_session = self.session_id  # held: it was never sent
                 self.pool.submit(post)
         if self.open_stream and self.standalone is None and self._standalone_stream is not None:
             self._stream_failures = 0

@@ -193,22 +193,18 @@ class RemoteTransport(GoneOnce):
             ours = [(k, v) for k, v in ours if k.lower() not in names]
         return [*ours, *self.headers]
 
-    def post_headers(self) -> list[tuple[str, str]]:
-        """The headers of a POST."""
+    def post_headers(self, state: Any = None) -> list[tuple[str, str]]:
+        """The headers of a POST (``state``: what they depend on, the session for
+        Streamable HTTP)."""
         return self.merged([*self.base_headers(), ("Content-Type", "application/json")])
 
-    def post_state(self) -> Any:
-        """What the headers of a POST depend on besides the target (the session, for
-        Streamable HTTP): the head is built again when it changes."""
-        return None
-
-    def post_request(self, target: str, data: bytes) -> bytes:
+    def post_request(self, target: str, data: bytes, state: Any = None) -> bytes:
         """The bytes of a POST of ``data``. The head is built and checked once per target
-        and :meth:`post_state`, then only the length changes."""
-        key = (target, self.post_state())
+        and ``state``, then only the length changes."""
+        key = (target, state)
         cached = self._post_head
         if cached is None or cached[0] != key:
-            head = build_request("POST", target, self.post_headers())  # ends with a blank line
+            head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
             cached = self._post_head = (key, head[:-2])
         return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
 

@@ -407,3 +407,21 @@ async def test_a_url_that_serves_neither_transport_says_both() -> None:
         assert "HTTP 404 Not Found to initialize" in message
         assert "no legacy HTTP+SSE endpoint at this URL either" in message
         await host.shutdown()
+
+
+async def test_calls_waiting_for_a_connection_during_a_renewal_go_on_the_new_session() -> None:
+    # Two connections for eight calls: most wait in the pool while the session is renewed.
+    # Each keeps the session it was sent on: a 404 sends it again on the new one.
+    from mcphost.transports.probe import HttpTransport
+
+    async with RemoteServer(get_stream=False) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY,
+                       transport_factory=lambda cfg: HttpTransport(cfg.name, cfg.url, max_connections=2))
+        async with host:
+            await host.call_tool("r.echo", {})
+            for _ in range(3):
+                server.restart()
+                results = await asyncio.gather(*(host.call_tool("r.echo", {"n": n}) for n in range(8)))
+                assert sorted(json.loads(text(r))["n"] for r in results) == list(range(8))
+            assert all(r.headers.get("mcp-session-id") for r in server.requests("POST")
+                       if json.loads(r.body).get("method") != "initialize")
