@@ -213,6 +213,11 @@ class HttpConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            # The peer went first; a TLS transport is only marked closed by close() (an
+            # unclosed one warns when collected).
+            transport.close()
         if self.paused:
             self.paused = False
             self.pool.paused(-1)

@@ -196,6 +196,9 @@ class WebSocketTransport(GoneOnce):
 
     def _on_lost(self, why: str) -> None:
         self._closed_by_server.set()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.close()  # a TLS transport is only marked closed by close()
         if self._handshake is not None and not self._handshake.done():
             self._handshake_failed(why)
             return
