@@ -18,7 +18,9 @@ the HTTP binding says (spec "Transports: Streamable HTTP"):
   ("session expired (HTTP 404)") and the host's restart and retry policies take over;
 - ``negotiated(version)`` (told by the session after the handshake) adds
   ``MCP-Protocol-Version`` to every later request and opens the standalone GET stream for
-  the server's own requests and notifications ("The server MAY ... return HTTP 405");
+  the server's own requests and notifications at once, on the connection ``initialize``
+  left idle ("The server MAY ... return HTTP 405"); requests wait for the server's answer
+  to it (``GATE_WAIT`` at most), so what the server sends at once has a stream to go on;
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
@@ -56,6 +58,9 @@ DEFAULT_RETRY_MS: Final = 1000
 #: A longer ``retry`` of the server is cut to this (the call's deadline runs meanwhile).
 MAX_RETRY_MS: Final = 30_000
 DEFAULT_RESUME_ATTEMPTS: Final = 2
+#: How long requests wait for the server to answer the GET stream opened after the
+#: handshake (a server that sends no head until its first event is not waited for longer).
+GATE_WAIT: Final = 1.0
 #: How long ``aclose`` waits for the answer to its DELETE at most.
 DELETE_WAIT: Final = 2.0
 # Spec: "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)."
@@ -231,11 +236,14 @@ class _Get(Exchange):
         return build_request("GET", transport.target, transport.merged(ours))
 
     def on_response(self, response: Response) -> None:
+        transport = self.transport
+        if transport.gate is not None and self.post is None:
+            transport.open_gate()
         if response.status == 200 and _content_type(response) == "text/event-stream":
             self.ok = True
             return
         self.abort()
-        self.transport.get_refused(self, response)
+        transport.get_refused(self, response)
 
     def on_data(self, chunk: bytes) -> None:
         if not self.ok:
@@ -248,6 +256,8 @@ class _Get(Exchange):
         self.transport.get_ended(self, "the server ended the stream")
 
     def on_error(self, why: str) -> None:
+        if self.transport.gate is not None and self.post is None:
+            self.transport.open_gate()
         self.transport.get_ended(self, why)
 
 
@@ -313,6 +323,9 @@ class StreamableHttpTransport(RemoteTransport):
         self.session_used = False
         #: Sessions started again after a 404.
         self.renewals = 0
+        #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
+        self.gate: list[_Post] | None = None
+        self._gate_timer: asyncio.TimerHandle | None = None
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -334,6 +347,8 @@ class StreamableHttpTransport(RemoteTransport):
             self._cancelled(data)
         if self.renewing is not None:
             self._held.append((post, False))  # it goes on the new session
+        elif self.gate is not None and kind == REQUEST:
+            self.gate.append(post)  # after the GET stream is answered
         else:
             self.pool.submit(post)
 
@@ -357,10 +372,29 @@ class StreamableHttpTransport(RemoteTransport):
         2025-06-18 "Protocol Version Header") and open the server's GET stream."""
         self.protocol_version = version
         if self.live and self.open_stream and self.standalone is None:
+            # Opened now, on the connection initialize left idle, so that what the server
+            # sends right after the handshake (list changes...) has a stream to go on; the
+            # session's requests wait until the server answered it (at most GATE_WAIT).
             self._standalone_stream = _Stream(self.max_message_size)
-            # In the next loop turn: the session's notifications/initialized goes first.
             self.standalone = _Get(self, self._standalone_stream, None)
-            asyncio.get_running_loop().call_soon(self._submit_standalone, self.standalone)
+            self.gate = []
+            self._gate_timer = self._later(GATE_WAIT, self.open_gate)
+            self.pool.submit(self.standalone)
+
+    def open_gate(self) -> None:
+        """The GET stream was answered (or waited for long enough): send what waited."""
+        held, self.gate = self.gate, None
+        if self._gate_timer is not None:
+            self._gate_timer.cancel()
+            self._gate_timer = None
+        for post in held or ():
+            if post.cancelled or not self.live:
+                continue
+            post.sent_session = self.session_id
+            if self.renewing is not None:
+                self._held.append((post, False))
+            else:
+                self.pool.submit(post)
 
     def session_headers(self, session: Any = "current") -> list[tuple[str, str]]:
         """``Mcp-Session-Id`` (of ``session``, by default the current one) and
@@ -549,10 +583,6 @@ class StreamableHttpTransport(RemoteTransport):
         timers.add(handle)
         return handle
 
-    def _submit_standalone(self, get: _Get) -> None:
-        if self.live and get is self.standalone:
-            self.pool.submit(get)
-
     def _open_standalone(self) -> None:
         stream = self._standalone_stream
         if not self.live or stream is None:
@@ -619,6 +649,8 @@ class StreamableHttpTransport(RemoteTransport):
         self._timers.clear()
         self.requests.clear()
         self._held.clear()
+        self.gate = None
+        self._gate_timer = None
         self.renewing = None
         self.standalone = None
         super().stop()
