@@ -8,6 +8,7 @@ by ``conftest.py`` at the end of the session; the scripts print the same tables 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 from typing import Any
 
@@ -108,3 +109,16 @@ def import_table(results: dict[str, float]) -> list[str]:
             line += f"; importtime {results['first_use_importtime_us'] / 1000:.1f} ms"
         lines.append(line + ")")
     return lines
+
+
+def record_paired(benchmark: Any, row: dict[str, Any], floor_times: list[float], rounds: int,
+                  target: float) -> float:
+    """The paired ratio of a pytest-benchmark run against the floor's rounds of the same
+    case (the median of the per-round ratios): stored in ``row`` and the run's extra info."""
+    mine = benchmark.stats.stats.data[-rounds:]
+    paired = statistics.median(f / m for f, m in zip(floor_times[-rounds:], mine))
+    row["paired"] = paired
+    benchmark.extra_info["ratio_vs_floor"] = round(paired, 3)
+    benchmark.extra_info["target"] = target
+    benchmark.extra_info["result"] = label(paired, target)
+    return paired

@@ -326,15 +326,10 @@ if pytest is not None:
         benchmark.extra_info["calls_per_s"] = round(spec.n / median)
         benchmark.extra_info["n"] = spec.n
         if impl == "mcphost":
-            mine = benchmark.stats.stats.data[-ROUNDS:]
-            paired = statistics.median(f / m for f, m in zip(paired_floor[-ROUNDS:], mine))
-            row["paired"] = paired
+            _benchutil.record_paired(benchmark, row, paired_floor, ROUNDS, spec.target)
             benchmark.extra_info["floor_calls_per_s_paired"] = round(
                 spec.n / statistics.median(paired_floor[-ROUNDS:])
             )
-            benchmark.extra_info["ratio_vs_floor"] = round(paired, 3)
-            benchmark.extra_info["target"] = spec.target
-            benchmark.extra_info["result"] = _benchutil.label(paired, spec.target)
 
 
 # -- script -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ alternating order round by round:
 - for information, the official **MCP Python SDK** client (``streamablehttp_client``, in
   SDK 2.x ``streamable_http_client``, + ``ClientSession``) in its own process
   (``sdk_http_worker.py``), with fewer calls (it is slow). Its interpreter: this one if it
-  can import ``mcp``, else ``$MCPHOST_BENCH_SDK_PYTHON``, else ``/work/venv-sdk/bin/python``;
+  can import ``mcp`` (the ``test`` extra installs it), else ``$MCPHOST_BENCH_SDK_PYTHON``;
   skipped, with the reason printed, when none can (``MCPHOST_BENCH_SDK_PYTHON=none`` or
   ``--no-sdk`` leave it out).
 
@@ -62,8 +62,6 @@ _benchutil.ensure_repo_on_path()
 
 HTTP_ECHO_SERVER = os.path.join(HERE, "http_echo_server.py")
 SDK_WORKER = os.path.join(HERE, "sdk_http_worker.py")
-#: Interpreters tried for the SDK contender when ``mcp`` is not importable here.
-SDK_PYTHONS = ("/work/venv-sdk/bin/python",)
 HOST = "127.0.0.1"
 WIDE_POOL = 50
 
@@ -147,7 +145,7 @@ def sdk_python() -> tuple[str | None, str]:
     chosen = os.environ.get("MCPHOST_BENCH_SDK_PYTHON", "")
     if chosen.lower() == "none":
         return None, "left out (MCPHOST_BENCH_SDK_PYTHON=none)"
-    candidates = [sys.executable, chosen, *SDK_PYTHONS]
+    candidates = [sys.executable, chosen]
     tried = []
     for python in candidates:
         if not python or python in tried:
@@ -160,8 +158,8 @@ def sdk_python() -> tuple[str | None, str]:
         if probe.returncode == 0:
             return python, ""
     return None, (f"no interpreter with the mcp package (tried {', '.join(tried)}; "
-                  "python3 -m venv /work/venv-sdk && /work/venv-sdk/bin/pip install mcp, "
-                  "or set MCPHOST_BENCH_SDK_PYTHON to such an interpreter)")
+                  "install the test extra here (it has mcp), "
+                  "or set MCPHOST_BENCH_SDK_PYTHON to an interpreter that has it)")
 
 
 class SdkWorker:
@@ -547,13 +545,8 @@ if pytest is not None:
             row = CALL_RESULTS.setdefault(f"http {case}", {"n": spec.n, "target": spec.target})
             row["floor" if impl == "floor" else "mcphost"] = median
         if impl == MCPHOST:
-            mine = benchmark.stats.stats.data[-ROUNDS:]
-            paired = statistics.median(f / m for f, m in zip(paired_floor[-ROUNDS:], mine))
-            row["paired"] = paired
+            _benchutil.record_paired(benchmark, row, paired_floor, ROUNDS, spec.target)
             benchmark.extra_info["floor"] = hbench.floor_of[case]  # type: ignore[attr-defined]
-            benchmark.extra_info["ratio_vs_floor"] = round(paired, 3)
-            benchmark.extra_info["target"] = spec.target
-            benchmark.extra_info["result"] = _benchutil.label(paired, spec.target)
 
 
 # -- script -----------------------------------------------------------------------------

@@ -39,30 +39,10 @@ import time
 import uuid
 from typing import Any
 
-try:
-    import orjson
+# The codec and the tool of the stdio echo server (this script's directory is on sys.path
+# when it runs, and the benchmark imports it from there too).
+from echo_server import TOOL, _dumps, _loads
 
-    _dumps = orjson.dumps
-    _loads: Any = orjson.loads
-except ImportError:  # pragma: no cover - depends on the environment
-    import json
-
-    _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-    def _dumps(obj: Any) -> bytes:  # type: ignore[misc]
-        return _encode(obj).encode("utf-8", "surrogatepass")
-
-    _loads = json.loads
-
-TOOL = {
-    "name": "echo",
-    "description": "Return the arguments as JSON text.",
-    "inputSchema": {
-        "type": "object",
-        "properties": {"i": {"type": "integer"}},
-        "additionalProperties": True,
-    },
-}
 SERVER_INFO = {"name": "bench-http-echo", "version": "1.0.0"}
 PATH = b"/mcp"
 

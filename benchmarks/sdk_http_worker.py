@@ -1,8 +1,8 @@
 """The official MCP Python SDK's client as a benchmark contender (``bench_http.py``).
 
 Runs in its own process with an interpreter that has the ``mcp`` package (the benchmark
-starts it with ``/work/venv-sdk/bin/python`` or ``$MCPHOST_BENCH_SDK_PYTHON`` when ``mcp``
-is not importable next to mcphost). It connects once to the Streamable HTTP URL given
+starts it with its own interpreter, or ``$MCPHOST_BENCH_SDK_PYTHON`` when ``mcp`` is not
+importable next to mcphost). It connects once to the Streamable HTTP URL given
 (``streamablehttp_client``, called ``streamable_http_client`` in SDK 2.x, and a
 ``ClientSession``), initializes, lists the tools (the SDK looks a tool's output schema up
 before validating a result), then obeys its stdin, one command a line::

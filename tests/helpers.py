@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 from typing import Any
 
 import pytest
@@ -79,3 +80,19 @@ async def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
 
 NPX = shutil.which("npx")
 needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not installed: interop tests need Node")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now (a server may still lose it to a race)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def accepts(port: int) -> bool:
+    """Whether something on 127.0.0.1 accepts connections on ``port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False

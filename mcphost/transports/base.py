@@ -121,6 +121,17 @@ class GoneOnce:
     _gone_told: bool
     _closing: bool
     _receiver: Receiver | None
+    #: Messages read before there was a receiver (handed over by ``set_receiver``).
+    _early: list[Any]
+
+    def set_receiver(self, receiver: Receiver) -> None:
+        self._receiver = receiver
+        if self._early:
+            early, self._early = self._early, []
+            receiver.on_messages(early)
+        if self._gone is not None and not self._gone_told:
+            self._gone_told = True
+            receiver.on_gone(self._gone)
 
     def _tell_gone(self, gone: Gone) -> None:
         if self._gone is not None or self._closing:

@@ -230,7 +230,7 @@ class _Get(Exchange):
     def request(self) -> bytes:
         transport = self.transport
         self.sent_session = transport.session_id
-        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session_headers()]
+        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session_headers(self.sent_session)]
         if self.last_event_id:
             ours.append(("Last-Event-ID", self.last_event_id))
         return build_request("GET", transport.target, transport.merged(ours))
@@ -272,7 +272,7 @@ class _Delete(Exchange):
     def request(self) -> bytes:
         transport = self.transport
         return build_request("DELETE", transport.target,
-                             transport.merged([*transport.base_headers(), *transport.session_headers()]))
+                             transport.merged([*transport.base_headers(), *transport.session_headers(transport.session_id)]))
 
     def on_response(self, response: Response) -> None:
         if not self.done.done():
@@ -396,12 +396,9 @@ class StreamableHttpTransport(RemoteTransport):
             else:
                 self.pool.submit(post)
 
-    def session_headers(self, session: Any = "current") -> list[tuple[str, str]]:
-        """``Mcp-Session-Id`` (of ``session``, by default the current one) and
-        ``MCP-Protocol-Version``, when there are."""
+    def session_headers(self, session: str | None) -> list[tuple[str, str]]:
+        """``Mcp-Session-Id`` (of ``session``) and ``MCP-Protocol-Version``, when there are."""
         out = []
-        if session == "current":
-            session = self.session_id
         if session is not None:
             out.append(("Mcp-Session-Id", session))
         if self.protocol_version is not None:

@@ -133,15 +133,6 @@ class RemoteTransport(GoneOnce):
             err.transient = True  # the server may be starting: worth another try
             raise err from None
 
-    def set_receiver(self, receiver: Receiver) -> None:
-        self._receiver = receiver
-        if self._early:
-            early, self._early = self._early, []
-            receiver.on_messages(early)
-        if self._gone is not None and not self._gone_told:
-            self._gone_told = True
-            receiver.on_gone(self._gone)
-
     async def drain(self) -> None:
         await self.pool.drain()
 

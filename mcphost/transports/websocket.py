@@ -212,15 +212,6 @@ class WebSocketTransport(GoneOnce):
             self._transport.close()
         self._tell_gone(Gone(why))
 
-    def set_receiver(self, receiver: Receiver) -> None:
-        self._receiver = receiver
-        if self._early:
-            early, self._early = self._early, []
-            receiver.on_messages(early)
-        if self._gone is not None and not self._gone_told:
-            self._gone_told = True
-            receiver.on_gone(self._gone)
-
     # -- writing ------------------------------------------------------------------------------
 
     def _write(self, frame: bytes) -> None:

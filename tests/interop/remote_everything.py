@@ -17,13 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from typing import Final
 
-from helpers import NPX, group_alive
+from helpers import NPX, accepts, free_port, group_alive
 
 __all__ = ["EverythingServer", "MODES", "PATHS", "free_port"]
 
@@ -36,21 +35,6 @@ PATHS: Final = {"http": "/mcp", "sse": "/sse"}
 START_TIMEOUT: Final = 180.0
 STOP_TIMEOUT: Final = 10.0
 _POLL: Final = 0.05
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now (the server may still lose it to a race: retried)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-            return True
-    except OSError:
-        return False
 
 
 class EverythingServer:
@@ -90,7 +74,7 @@ class EverythingServer:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     break  # exited: the port was taken meanwhile, or npx failed
-                if _accepts(self.port) and self.process.poll() is None:
+                if accepts(self.port) and self.process.poll() is None:
                     return self
                 time.sleep(_POLL)
             else:

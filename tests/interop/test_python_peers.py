@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,7 +36,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from helpers import descendants, group_alive, wait_for
+from helpers import accepts, descendants, free_port, group_alive, wait_for
 from recorder import Recorder
 
 from mcphost import MCPHost
@@ -96,27 +95,13 @@ class Peer:
 # -- the peer processes ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 def _wait_listening(proc: subprocess.Popen[bytes], port: int, timeout: float) -> bool:
     """Until the port accepts connections (True) or the process exits / time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
-        if _accepts(port):
+        if accepts(port):
             return True
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=0.05)  # the pause between tries ends early if the process exits
@@ -133,7 +118,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def start_peer(spec: PeerSpec, log_dir: Path, *args: str, port: int | None = None) -> Peer:
     """Start ``spec``'s script (on ``port``, or a free one); wait (bounded) until it listens."""
     for attempt in range(3):  # a free port taken between the probe and the bind: another one
-        chosen = port or _free_port()
+        chosen = port or free_port()
         log = log_dir / f"{spec.id}-{chosen}-{attempt}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(

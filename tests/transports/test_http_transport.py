@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from helpers import wait_for
+from helpers import free_port, wait_for
 from remote_server import RemoteServer
 
 from mcphost import (
@@ -50,12 +49,6 @@ async def serving(*, legacy: bool = False, host_options: dict[str, Any] | None =
 
 def text(result: Any) -> str:
     return str(result["content"][0]["text"])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # -- Streamable HTTP: the happy paths ------------------------------------------------------
