@@ -130,6 +130,9 @@ class ClientSession:
         #: ``call.future`` and calls :meth:`abandon` if it stops waiting. The peer's own
         #: method with the method name bound: no frame of its own on the hot path.
         self.start_call: Callable[..., Call] = functools.partial(self.peer.start_request, "tools/call")
+        #: ``start_plain(request)``: the fast path of ``tools/call`` with the default timeout
+        #: and no progress (the commonest call).
+        self.start_plain: Callable[[dict[str, Any]], Call] = functools.partial(self.peer.start_plain, "tools/call")
 
     # -- the handshake --------------------------------------------------------------------
 

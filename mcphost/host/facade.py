@@ -389,24 +389,31 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             if valid is not False and not valid(arguments):
                 self._validation.check_arguments(handle, route.tool, arguments)
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
-        if meta:
-            request["_meta"] = dict(meta)
-        if task or not route.plain:  # else the common case: nothing about tasks to decide
-            if task and route.task_support == "forbidden":
-                # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
-                raise UsageError(
-                    f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
-                    server=handle.name,
-                )
-            if task or route.task_support == "required":
-                tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task, timeout)
-                return tracked if task else await tracked
-        if progress is None and self._progress_handlers:
-            progress = _ignore  # the application's on_progress handlers still hear it
-        stats = route.stats
+        # The commonest call (nothing but a name and arguments) takes the peer's fused path.
+        fast = (timeout is None and progress is None and route.plain and not meta and not task
+                and not max_timeout and not reset_timeout_on_progress and not self._progress_handlers)
+        if not fast:
+            if meta:
+                request["_meta"] = dict(meta)
+            if task or not route.plain:  # else: nothing about tasks to decide
+                if task and route.task_support == "forbidden":
+                    # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+                    raise UsageError(
+                        f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
+                        server=handle.name,
+                    )
+                if task or route.task_support == "required":
+                    tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task,
+                                                          timeout)
+                    return tracked if task else await tracked
+            if progress is None and self._progress_handlers:
+                progress = _ignore  # the application's on_progress handlers still hear it
         started = _clock()
         try:
-            call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout, True)
+            if fast:
+                call = route.start_plain(request)
+            else:
+                call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout, True)
             # Sent: not kept alive while waiting. Fewer live objects per call in flight
             # means fewer garbage-collector passes under load.
             del request
@@ -435,7 +442,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         is_error = result.get("isError") is True
         route.record(elapsed)  # the tool's latency histogram, bound once per route
         if is_error:
-            stats.is_errors += 1
+            route.stats.is_errors += 1
         if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
             observe.completed(handle, "tools/call", route.name, elapsed, is_error, call.rid)
         if not route.plain and route.has_output and not is_error and self._validation.output != "off":
