@@ -97,11 +97,9 @@ class PeerStats:
 class Call:
     """A request waiting for its response.
 
-    The commonest call (the default timeout, no result of another shape) needs only the
-    slots set here; what other calls may have is a :class:`TimedCall`'s, and reads here as
-    the class defaults below. Every slot is set in ``__init__``: a slot read costs a third
-    of a class attribute's, and the reader looks at several per response; each slot set
-    costs on every request.
+    The commonest call (the default timeout, a result of the usual shape) needs only these
+    slots, each set in ``__init__``; what other calls have is a :class:`TimedCall`'s, and
+    reads here as the class defaults below (one store less per request for each).
     """
 
     __slots__ = ("expires", "future", "method", "progress", "rid")
