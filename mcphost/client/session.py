@@ -112,6 +112,10 @@ class ClientSession:
             on_abandoned=self._on_abandoned,
             tag_progress=_tag_progress,
         )
+        self._progress_calls = self.peer.progress_calls
+        self.peer.notification_handlers[_PROGRESS] = self._on_progress
+        #: The checker's quick test of a progress notification (set with the checker).
+        self._plain_progress: Callable[[Any], bool] | None = None
         #: Tasks this server asked the client to run (task-augmented sampling/elicitation).
         self.served = ClientTasks(name, self.notify)
         #: Checks what the server sends against the schemas of the negotiated version.
@@ -130,9 +134,9 @@ class ClientSession:
         #: ``call.future`` and calls :meth:`abandon` if it stops waiting. The peer's own
         #: method with the method name bound: no frame of its own on the hot path.
         self.start_call: Callable[..., Call] = functools.partial(self.peer.start_request, "tools/call")
-        #: ``start_plain(request)``: the fast path of ``tools/call`` with the default timeout
-        #: and no progress (the commonest call).
-        self.start_plain: Callable[[dict[str, Any]], Call] = functools.partial(self.peer.start_plain, "tools/call")
+        #: ``start_plain(request, progress)``: the fast path of ``tools/call`` with the default
+        #: timeout, not restarted by progress (the commonest call).
+        self.start_plain: Callable[..., Call] = functools.partial(self.peer.start_plain, "tools/call")
 
     # -- the handshake --------------------------------------------------------------------
 
@@ -161,6 +165,7 @@ class ClientSession:
             )
             checker.result("initialize", result)
             self.checker = checker
+            self._plain_progress = checker.plain_notifications.get(_PROGRESS)
             peer.plain_results = checker.plain_results
             peer.result_check = self._check_result
         # An HTTP transport sends the version in a header on every later request (spec
@@ -282,14 +287,17 @@ class ClientSession:
         self._tell_host(method, params)
 
     def _on_progress(self, params: Any) -> None:
-        checker = self.checker
-        if checker is not None:
-            plain = checker.plain_notifications.get(_PROGRESS)
+        # The peer's handler of progress notifications (one may come with every call).
+        if self.checker is not None:
+            plain = self._plain_progress
             if (plain is None or not plain(params)) and not self._notification_passes(_PROGRESS, params):
                 return
         if type(params) is not dict:
             params = {}
-        call = self.peer.progress_call(params.get("progressToken"))
+        try:
+            call = self._progress_calls.get(params.get("progressToken"))
+        except TypeError:  # an unhashable token names no call
+            call = None
         if call is not None:
             if call.reset:
                 self.peer.deadlines.progressed(call)

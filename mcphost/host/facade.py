@@ -389,9 +389,10 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             if valid is not False and not valid(arguments):
                 self._validation.check_arguments(handle, route.tool, arguments)
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
-        # The commonest call (nothing but a name and arguments) takes the peer's fused path.
-        fast = (timeout is None and progress is None and route.plain and not meta and not task
-                and not max_timeout and not reset_timeout_on_progress and not self._progress_handlers)
+        if progress is None and self._progress_handlers:
+            progress = _ignore  # the application's on_progress handlers still hear it
+        # The commonest call (a name, arguments, perhaps progress) takes the peer's fused path.
+        fast = timeout is None and route.plain and not (meta or task or max_timeout or reset_timeout_on_progress)
         if not fast:
             if meta:
                 request["_meta"] = dict(meta)
@@ -406,12 +407,10 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
                     tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task,
                                                           timeout)
                     return tracked if task else await tracked
-            if progress is None and self._progress_handlers:
-                progress = _ignore  # the application's on_progress handlers still hear it
         started = _clock()
         try:
             if fast:
-                call = route.start_plain(request)
+                call = route.start_plain(request, progress)
             else:
                 call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout, True)
             # Sent: not kept alive while waiting. Fewer live objects per call in flight

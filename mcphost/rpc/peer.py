@@ -3,7 +3,8 @@
 Layer 3. A :class:`Peer` is its transport's receiver: what the other side sends is
 dispatched as soon as it is read, in the same loop turn (no reader task to wake).
 Responses complete the caller's future (no task per response); notifications go to the
-owner's ``on_notification``; requests go to the owner's ``on_request``, which answers at
+owner's ``on_notification``, or to a handler of their method registered in
+``notification_handlers`` (for the frequent ones); requests go to the owner's ``on_request``, which answers at
 once (:meth:`Peer.respond`) or runs a handler as a task of its own (:meth:`Peer.serve`) so a
 slow one never blocks another.
 
@@ -43,7 +44,8 @@ from ..errors import (
 )
 from ..protocol import jsonrpc
 from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
-from .deadlines import Cancellable, Deadlines, Scheduler
+from .calls import Call, PeerStats, TimedCall
+from .deadlines import Deadlines, Scheduler
 
 __all__ = ["TIMED_OUT", "Call", "Peer", "PeerStats", "TimedCall"]
 
@@ -59,91 +61,6 @@ RESET_MAXIMUM: Final = 10
 
 def _ignore(_params: Any) -> None:
     return None
-
-
-class PeerStats:
-    """Counters of one peer (plain ints, read by the metrics)."""
-
-    __slots__ = (
-        "cancelled",
-        "dropped_requests",
-        "errors",
-        "notifications",
-        "protocol_errors",
-        "requests",
-        "server_requests",
-        "timeouts",
-        "unserved_lists",
-    )
-
-    def __init__(self) -> None:
-        self.requests = 0
-        self.errors = 0
-        self.timeouts = 0
-        self.cancelled = 0
-        self.notifications = 0
-        self.server_requests = 0
-        self.protocol_errors = 0
-        #: Lists the server declared but answered with "method not found" (set by the
-        #: session's owner: the peer itself never looks at methods).
-        self.unserved_lists = 0
-        #: Requests of the other side left unanswered while it did not read (flow control).
-        self.dropped_requests = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-class Call:
-    """A request waiting for its response.
-
-    The commonest call (the default timeout, a result of the usual shape) needs only these
-    slots, each set in ``__init__``; what other calls have is a :class:`TimedCall`'s, and
-    reads here as the class defaults below (one store less per request for each).
-    """
-
-    __slots__ = ("expires", "future", "method", "progress", "rid")
-
-    #: The result has the method's alternate shape (e.g. a task-augmented request).
-    augmented: bool = False
-    #: Own timer, for calls whose clock restarts on progress or that have a maximum.
-    timer: Cancellable | None = None
-    #: The clock restarts on each progress notification.
-    reset: bool = False
-    #: Seconds of a timeout other than the default (0: the default).
-    timeout: float = 0.0
-    #: Clock time of the hard maximum.
-    deadline: float = _INF
-
-    def __init__(
-        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: Callable[[Any], Any] | None,
-        expires: float = _INF,
-    ) -> None:
-        self.future = future
-        self.method = method
-        self.rid = rid
-        #: Called with the params of each progress notification naming this call.
-        self.progress = progress
-        #: Clock time at which a call on the default timeout expires (in sending order).
-        self.expires = expires
-
-
-class TimedCall(Call):
-    """A call with its own deadline (a timeout other than the default, a clock restarted
-    by progress, a hard maximum) or a result of the method's alternate shape."""
-
-    __slots__ = ("augmented", "deadline", "reset", "timeout", "timer")
-
-    def __init__(
-        self, future: asyncio.Future[Any], method: str, rid: int | str, progress: Callable[[Any], Any] | None,
-        augmented: bool = False,
-    ) -> None:
-        super().__init__(future, method, rid, progress)
-        self.augmented = augmented
-        self.timer = None
-        self.reset = False
-        self.timeout = 0.0
-        self.deadline = _INF
 
 
 class Peer:
@@ -179,7 +96,11 @@ class Peer:
         self._calls: jsonrpc.Correlator[Call] = jsonrpc.Correlator()
         self._pending = self._calls.pending
         self._ids = self._calls.ids
-        self._progress: dict[Any, Call] = {}
+        #: Pending calls by progress token (a call's token is its id).
+        self.progress_calls: dict[Any, Call] = {}
+        #: method -> handler of its params: notifications dispatched without
+        #: ``on_notification`` (the session's progress, one per call in flight).
+        self.notification_handlers: dict[str, Callable[[Any], None]] = {}
         self._serving: dict[Any, asyncio.Task[None]] = {}
         self._loop = asyncio.get_running_loop()
         self.deadlines = Deadlines(
@@ -330,7 +251,7 @@ class Peer:
             tag = self.tag_progress
             if tag is not None:
                 params = tag(params, rid, params_owned)
-            self._progress[rid] = call
+            self.progress_calls[rid] = call
         if params is None:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method}
         else:
@@ -351,9 +272,11 @@ class Peer:
             deadlines.watch(call, timeout, reset, max_timeout)
         return call
 
-    def start_plain(self, method: str, params: dict[str, Any]) -> Call:
-        """:meth:`start_request` for the commonest call, fused: the default timeout, no
-        progress, ``params`` given away. Every step of it runs once per request."""
+    def start_plain(
+        self, method: str, params: dict[str, Any], progress: Callable[[Any], Any] | None = None
+    ) -> Call:
+        """:meth:`start_request` for the commonest call, fused: the default timeout, a clock
+        that progress does not restart, ``params`` given away. Runs once per request."""
         if self._closed is not None:
             raise self._unavailable()
         pending = self._pending
@@ -366,7 +289,12 @@ class Peer:
                 deadlines.arm(expires)
         else:
             expires = _INF
-        call = pending[rid] = Call(self._loop.create_future(), method, rid, None, expires)
+        call = pending[rid] = Call(self._loop.create_future(), method, rid, progress, expires)
+        if progress is not None:
+            tag = self.tag_progress
+            if tag is not None:
+                params = tag(params, rid, True)
+            self.progress_calls[rid] = call
         msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         try:
             data = encode_unchecked(msg)
@@ -393,7 +321,7 @@ class Peer:
 
     def _unencodable(self, rid: int, method: str, exc: Exception) -> UsageError:
         self._calls.abandon(rid)
-        self._progress.pop(rid, None)
+        self.progress_calls.pop(rid, None)
         return UsageError(f"{method}: params are not JSON-serialisable: {exc}", server=self.name)
 
     def abandon(self, call: Call) -> None:
@@ -420,18 +348,11 @@ class Peer:
             return
         self.transport.send(dumps(jsonrpc.notification(method, params)), NOTIFICATION, method)
 
-    def progress_call(self, token: Any) -> Call | None:
-        """The pending call that progress ``token`` names (tokens are request ids)."""
-        try:
-            return self._progress.get(token)
-        except TypeError:  # not hashable: names no call
-            return None
-
     def _forget(self, call: Call) -> None:
         if call.timer is not None:
             call.timer.cancel()
         if call.progress is not None:
-            self._progress.pop(call.rid, None)
+            self.progress_calls.pop(call.rid, None)
 
     def _on_expired(self, rid: Any) -> None:
         call = self._calls.abandon(rid)
@@ -527,6 +448,7 @@ class Peer:
         pending = self._pending
         checked = self.result_check is not None
         plain_results = self.plain_results
+        notification_handlers = self.notification_handlers
         for decoded in messages:
             if type(decoded) is not dict:
                 self._on_batch(decoded)
@@ -541,7 +463,7 @@ class Peer:
                         call = pending.pop(rid, None) if type(rid) is int else None
                         if call is not None:
                             if call.progress is not None:
-                                del self._progress[rid]
+                                del self.progress_calls[rid]
                             if call.timer is not None:
                                 call.timer.cancel()
                             future = call.future
@@ -560,6 +482,10 @@ class Peer:
                     method = decoded["method"]
                     if type(method) is str:
                         self.stats.notifications += 1
+                        direct = notification_handlers.get(method)
+                        if direct is not None:
+                            direct(decoded.get("params"))
+                            continue
                         handler = self.on_notification
                         if handler is not None:
                             handler(method, decoded.get("params"))
@@ -601,7 +527,10 @@ class Peer:
                         )
             elif kind == jsonrpc.NOTIFICATION:
                 self.stats.notifications += 1
-                if self.on_notification is not None:
+                direct = self.notification_handlers.get(msg["method"])
+                if direct is not None:
+                    direct(msg.get("params"))
+                elif self.on_notification is not None:
                     self.on_notification(msg["method"], msg.get("params"))
             else:
                 self.stats.server_requests += 1

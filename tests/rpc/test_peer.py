@@ -126,12 +126,26 @@ async def test_progress_token_is_tagged_and_the_call_found_by_it() -> None:
     task = asyncio.ensure_future(peer.request("m", {"a": 1}, progress=seen.append))
     req = await other.next()
     assert req["params"] == {"a": 1, "token": req["id"]}
-    call = peer.progress_call(req["id"])
+    call = peer.progress_calls.get(req["id"])
     assert isinstance(call, Call) and call.progress is not None
-    assert peer.progress_call(["unhashable"]) is None
     other.send({"jsonrpc": "2.0", "id": req["id"], "result": {}})
     await task
-    assert peer.progress_call(req["id"]) is None
+    assert req["id"] not in peer.progress_calls
+
+
+async def test_a_registered_notification_handler_takes_its_method() -> None:
+    notes: list[tuple[str, Any]] = []
+    direct: list[Any] = []
+    peer, other = await pair(on_notification=lambda m, p: notes.append((m, p)))
+    peer.notification_handlers["fast"] = direct.append
+    other.send({"jsonrpc": "2.0", "method": "fast", "params": {"n": 1}})
+    other.send([{"jsonrpc": "2.0", "method": "fast", "params": {"n": 2}},  # a batch: the long path
+                {"jsonrpc": "2.0", "method": "other"}])
+    other.send({"jsonrpc": "2.0", "method": "other", "params": {"n": 3}})
+    assert await wait_for(lambda: len(notes) == 2)
+    assert direct == [{"n": 1}, {"n": 2}]
+    assert notes == [("other", None), ("other", {"n": 3})]
+    assert peer.stats.notifications == 4
 
 
 async def test_notifications_and_requests_go_to_the_owner() -> None:
@@ -299,7 +313,7 @@ async def test_reset_on_progress_works_without_a_callback_and_has_a_default_maxi
     task = asyncio.ensure_future(peer.request("m", timeout=2.0, reset_timeout_on_progress=True))
     req = await other.next()
     assert req["params"]["token"] == req["id"]  # asked for progress although no callback
-    call = peer.progress_call(req["id"])
+    call = peer.progress_calls.get(req["id"])
     assert call is not None and call.reset and call.deadline == clock.now + 20.0
     for _ in range(12):  # progress every 1.8 s would keep it alive forever ...
         clock.advance(1.8)
