@@ -4,6 +4,7 @@ the host, listed, validated, routed, permitted and timed like MCP tools."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -42,6 +43,12 @@ async def test_local_tools_are_tools_like_any_other() -> None:
         with pytest.raises(ValidationError):
             await host.call_tool("local.add", {"a": "two", "b": 3})
         assert host.get_metrics()["local"]["tools"]["add"]["calls"] == 1
+        # Formatted and dispatched like any server's tools.
+        openai = {t["function"]["name"]: t["function"] for t in host.tools_for("openai")}
+        assert openai["local__add"]["parameters"]["required"] == ADD["inputSchema"]["required"]
+        assert {t["name"] for t in host.tools_for("anthropic")} >= {"local__add", "remote__echo"}
+        reply = await host.dispatch({"functionCall": {"name": "local__add", "args": {"a": 1, "b": 2}}})
+        assert '"sum":3' in json.dumps(reply["functionResponse"]["response"], separators=(",", ":"))
         # Registered on a running host: started at once; names are checked.
         await host.register_tools("more", [WEATHER], lambda name, args: "cloudy")
         assert (await host.call_tool("more.weather", {}))["content"][0]["text"] == "cloudy"

@@ -115,3 +115,20 @@ async def test_watch_reloads_a_burst_of_edits_once_coherently(tmp_path: Path) ->
         reloads = [e for e in events if e["type"] == "config_reloaded"]
         assert 1 <= len(reloads) <= 2  # polled: the burst is seen once or, at worst, twice
         assert reloads[-1]["data"]["removed"] == []
+
+
+async def test_a_reload_during_another_waits_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    write(path, fake_config(a=fake({"tools": [ECHO_TOOL]})))
+    events: list[dict[str, Any]] = []
+    host = MCPHost(str(path))
+    host.on_event(events.append)
+    async with host:
+        write(path, fake_config(a=fake({"tools": [ECHO_TOOL]}), b=fake({"tools": [ECHO_TOOL]})))
+        first, second = await asyncio.gather(host.reload(), host.reload())
+        # Queued, not interleaved: the first applies the edit, the second finds nothing to do.
+        assert first["added"] == ["b"] and second["added"] == [] and second["unchanged"] == ["a", "b"]
+        starts = [e for e in events if e["type"] == "state_changed" and e["server"] == "b"
+                  and e["data"]["to"] == "starting"]
+        assert len(starts) == 1
+        assert [e["data"]["added"] for e in events if e["type"] == "config_reloaded"] == [["b"], []]
