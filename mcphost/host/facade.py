@@ -230,12 +230,15 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
 
     async def reload(self) -> dict[str, Any]:
         """Load the configuration again and apply what changed: added servers start,
-        removed ones stop, changed ones (and their dependents) restart, the others are not
-        touched. An invalid file changes nothing: its error is raised (and emitted as a
-        ``config_reload_failed`` event). Reloads never interleave.
+        removed ones stop, changed ones (and their dependents) restart, ones whose only
+        changes are settings (priority, domains, cacheTtl, logLevel, capabilities, retry,
+        restart) are updated in place, the others are not touched. An invalid file changes
+        nothing: its error is raised (and emitted as a ``config_reload_failed`` event).
+        Reloads never interleave.
 
         Returns:
-            ``{"added", "removed", "changed", "unchanged": [names], "failed": {name: error}}``.
+            ``{"added", "removed", "changed", "updated", "unchanged": [names],
+            "failed": {name: error}}``.
         """
         self._require_running("reload")
         async with self._reload_lock:

@@ -5,9 +5,12 @@ invalid file changes nothing). Then, compared server by server with the running
 configuration (frozen values compare by every field):
 
 - removed servers are stopped and forgotten;
-- changed servers (any field: command, args, env, url, timeouts...) are stopped and
-  started again with the new values, and so is every server that depends on one of them,
-  after it;
+- changed servers (any field of the process or connection: command, args, env, url,
+  timeouts, tools, dependencies...) are stopped and started again with the new values, and
+  so is every server that depends on one of them, after it;
+- servers whose only changes are settings the host reads as it goes (``priority``,
+  ``domains``, ``cacheTtl``, ``logLevel``, ``capabilities``, ``retry``, ``restart``) are
+  updated in place: same process, like an unchanged one;
 - added servers are started;
 - unchanged servers are not touched: same process, calls in flight unaffected.
 
@@ -20,12 +23,14 @@ one coherent result.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
+from ..config.model import ServerConfig
 from ..errors import MCPHostError
 from .handle import ServerHandle
 from .supervisor import Supervisor
@@ -35,12 +40,24 @@ __all__ = ["Watcher", "apply", "plan"]
 logger = logging.getLogger("mcphost.host.reload")
 
 
+#: Server fields the host reads when it needs them, never when it starts the process or
+#: connects: a change of these alone updates the server in place.
+SETTINGS: Final = ("priority", "domains", "cache_ttl", "log_level", "declared_capabilities", "retry", "restart")
+
+
+def _settings_only(old: ServerConfig, new: ServerConfig) -> bool:
+    """``old`` and ``new`` differ in :data:`SETTINGS` fields only."""
+    return dataclasses.replace(old, **{name: getattr(new, name) for name in SETTINGS}) == new
+
+
 def plan(old: Any, new: Any) -> dict[str, list[str]]:
     """What a reload from ``old`` to ``new`` (``HostConfig`` values) does, by server name."""
     before, after = old.servers, new.servers
     removed = [n for n in before if n not in after]
     added = [n for n in after if n not in before]
-    changed = {n for n in after if n in before and after[n] != before[n]}
+    different = {n for n in after if n in before and after[n] != before[n]}
+    settled = {n for n in different if _settings_only(before[n], after[n])}
+    changed = different - settled
     # A server that depends on a changed or removed one restarts after it.
     moved = changed | set(removed)
     grew = True
@@ -52,8 +69,10 @@ def plan(old: Any, new: Any) -> dict[str, list[str]]:
                 moved.add(name)
                 grew = True
     ordered_changed = [n for n in after if n in changed]
-    unchanged = [n for n in after if n in before and n not in changed]
-    return {"added": added, "removed": removed, "changed": ordered_changed, "unchanged": unchanged}
+    updated = [n for n in after if n in settled and n not in changed]
+    unchanged = [n for n in after if n in before and n not in different and n not in changed]
+    return {"added": added, "removed": removed, "changed": ordered_changed, "updated": updated,
+            "unchanged": unchanged}
 
 
 async def apply(
@@ -76,6 +95,8 @@ async def apply(
             await supervisor.stop(handle)
     for name in steps["removed"]:
         servers.pop(name, None)
+    for name in steps["updated"]:
+        servers[name].config = new.servers[name]  # read where used: no restart
     for name in steps["changed"]:
         previous = servers.get(name)
         fresh = make_handle(new.servers[name])

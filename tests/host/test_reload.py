@@ -39,7 +39,7 @@ async def test_add_remove_change_and_leave_alone(tmp_path: Path) -> None:
                               new=fake({"tools": [ECHO_TOOL]}))
         write(path, changed)
         summary = await host.reload()
-        assert summary == {"added": ["new"], "removed": ["drop"], "changed": ["edit"],
+        assert summary == {"added": ["new"], "removed": ["drop"], "changed": ["edit"], "updated": [],
                            "unchanged": ["keep"], "failed": {}}
         assert (await in_flight)["content"]  # the unchanged server's call completed
         after = pids(host)
@@ -53,7 +53,7 @@ async def test_add_remove_change_and_leave_alone(tmp_path: Path) -> None:
         assert len(reloaded) == 1 and reloaded[0]["data"]["added"] == ["new"]
         # Nothing changed: nothing touched.
         same = pids(host)
-        assert await host.reload() == {"added": [], "removed": [], "changed": [],
+        assert await host.reload() == {"added": [], "removed": [], "changed": [], "updated": [],
                                        "unchanged": ["keep", "edit", "new"], "failed": {}}
         assert pids(host) == same
 
@@ -132,3 +132,32 @@ async def test_a_reload_during_another_waits_for_it(tmp_path: Path) -> None:
                   and e["data"]["to"] == "starting"]
         assert len(starts) == 1
         assert [e["data"]["added"] for e in events if e["type"] == "config_reloaded"] == [["b"], []]
+
+
+async def test_settings_are_updated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    write(path, fake_config(a=fake({"tools": [ECHO_TOOL, SLOW]}), b=fake({"tools": [ECHO_TOOL]})))
+    host = MCPHost(str(path))
+    async with host:
+        before = pids(host)
+        in_flight = asyncio.ensure_future(host.call_tool("a.slow", {"n": 1}))
+        settled = fake({"tools": [ECHO_TOOL, SLOW]})
+        settled.update(priority=3, domains=["docs"], cacheTtl=0, logLevel="DEBUG", capabilities=["search"],
+                       retry={"retries": 1}, restart={"policy": "on-failure"})
+        write(path, fake_config(a=settled, b=fake({"tools": [ECHO_TOOL]})))
+        summary = await host.reload()
+        assert summary["updated"] == ["a"] and summary["changed"] == [] and summary["unchanged"] == ["b"]
+        assert pids(host) == before  # no process restarted
+        assert (await in_flight)["content"]  # the call across the reload completed
+        listed = host.get_tools()["a"]
+        assert listed["priority"] == 3 and listed["domains"] == ["docs"] and listed["declaredCapabilities"] == ["search"]
+        assert host.servers_for("docs") == ["a"]
+        assert host.servers["a"].config.restart.policy == "on-failure"
+        # A field of the process is a change: the server restarts.
+        changed = fake({"tools": [ECHO_TOOL, SLOW]})
+        changed.update(priority=3, domains=["docs"], cacheTtl=0, logLevel="DEBUG", capabilities=["search"],
+                       retry={"retries": 1}, restart={"policy": "on-failure"}, cwd=str(tmp_path))
+        write(path, fake_config(a=changed, b=fake({"tools": [ECHO_TOOL]})))
+        summary = await host.reload()
+        assert summary["changed"] == ["a"] and summary["updated"] == []
+        assert pids(host)["a"] != before["a"] and pids(host)["b"] == before["b"]
