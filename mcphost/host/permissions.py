@@ -8,7 +8,8 @@ is denied. ``MCPHost(permissions=...)`` (or ``host.permissions = ...`` later) tu
 every call is checked before anything is sent (``PermissionDeniedError``, logged as
 ``permission_denied``), and denied tools are absent from ``get_tools()`` and everything
 built on it. Without one, every tool is allowed. A server's own ``tools`` allow/deny filter
-in ``mcp.json`` applies as well: a tool must pass both.
+in ``mcp.json`` is read into the same rules (:meth:`Permissions.from_tool_filter`) and
+applies as well: a tool must pass both.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+
+from ..config.model import ToolFilter
 
 __all__ = ["CapabilitySet", "Permissions", "resource_name"]
 
@@ -64,6 +67,17 @@ class Permissions:
 
     def allows(self, server: str, tool: str, right: str = EXECUTE) -> bool:
         return self.has(resource_name(server, tool), right)
+
+    @classmethod
+    def from_tool_filter(cls, server: str, tools: ToolFilter) -> Permissions:
+        """The rules of a server's ``tools`` filter in ``mcp.json``: its ``allow`` globs
+        granted (every tool when there are none), its ``deny`` globs denied."""
+        rules = cls()
+        for pattern in tools.allow or ("*",):
+            rules.grant(resource_name(server, pattern))
+        for pattern in tools.deny:
+            rules.deny(resource_name(server, pattern))
+        return rules
 
 
 #: The client-manager API's name for the same thing.

@@ -19,6 +19,7 @@ from ..errors import MCPHostError, ProtocolError, ServerError
 from ..protocol.jsonrpc import METHOD_NOT_FOUND
 from ..protocol.lifecycle import ServerState
 from .handle import ServerHandle
+from .permissions import Permissions
 
 if TYPE_CHECKING:
     from ..client.session import ClientSession
@@ -165,14 +166,14 @@ class Registry:
         if kind != "tools":
             setattr(handle, kind, items)
             return
-        permits = handle.config.tools.permits
+        rules = Permissions.from_tool_filter(handle.name, handle.config.tools)  # the config's filter
         visible = []
         hidden = set()
         for tool in items:
             name = tool.get("name")
             if not isinstance(name, str):
                 continue
-            if permits(name):
+            if rules.allows(handle.name, name):
                 visible.append(tool)
             else:
                 hidden.add(name)

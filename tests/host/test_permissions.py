@@ -10,6 +10,7 @@ import pytest
 from helpers import fake, fake_config
 
 from mcphost import CapabilitySet, MCPHost, PermissionDeniedError, Permissions
+from mcphost.config.model import ToolFilter
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -57,3 +58,16 @@ async def test_denied_calls_send_nothing_and_denied_tools_are_not_listed(caplog:
             await host.call_tool("fs.write_file", {})
         with pytest.raises(ValueError, match="permissions must be"):
             host.permissions = {"mcp:fs:*": "execute"}  # type: ignore[assignment]
+
+
+def test_the_config_tools_filter_is_read_into_the_same_rules() -> None:
+    # Every filter gives the same answer as ToolFilter.permits, through the Permissions rules.
+    names = ["read_file", "read", "write_file", "delete_all", "Read_file", "x", "a.b", "a[1]", "dir:ls", "", "*"]
+    filters = [ToolFilter(), ToolFilter(allow=("read_*",)), ToolFilter(deny=("delete_*", "x")),
+               ToolFilter(allow=("read_*", "write_?ile"), deny=("read",)), ToolFilter(allow=("[rw]*",)),
+               ToolFilter(allow=("*",), deny=("*",)), ToolFilter(allow=("a.b", "dir:*"))]
+    for tools in filters:
+        rules = Permissions.from_tool_filter("fs", tools)
+        for name in names:
+            assert rules.allows("fs", name) == tools.permits(name), (tools, name)
+            assert not rules.allows("other", name)  # the rules name their own server only
