@@ -60,7 +60,17 @@ class TaskHandle:
 
     @property
     def done(self) -> bool:
+        """The server says the task is over (its result may still be on its way)."""
         return self.status in TERMINAL
+
+    @property
+    def fetching(self) -> bool:
+        """The task is over and its result is being fetched (``tasks/result`` in flight)."""
+        return self.done and self._result is not None and not self._result.done()
+
+    def fetched(self) -> asyncio.Task[CallToolResult] | None:
+        """The following of the task (done once its result or error is in hand)."""
+        return self._result
 
     def update(self, task: Task) -> None:
         """Record a newer ``Task`` (from a poll or a status notification)."""

@@ -431,6 +431,7 @@ class Supervisor:
         if handle.state is ServerState.FAILED and not handle.live:
             return  # nothing runs: it stays FAILED with its error until started again
         self.set_state(handle, ServerState.STOPPING)
+        await self._fetch_finished_tasks(handle)
         try:
             await self._close_io(handle)
         except Exception as exc:
@@ -438,6 +439,18 @@ class Supervisor:
             raise
         handle.clear_offerings()
         self.set_state(handle, ServerState.STOPPED)
+
+    async def _fetch_finished_tasks(self, handle: ServerHandle) -> None:
+        """Tasks the server reported finished keep their results: their ``tasks/result``
+        is waited for (the shutdown timeout at most) before the server is closed."""
+        fetching = [following for tracked in list(self.handlers.tasks.values())
+                    if tracked.server == handle.name and tracked.fetching
+                    and (following := tracked.fetched()) is not None]
+        if fetching and handle.live:
+            _, pending = await asyncio.wait(fetching, timeout=handle.shutdown_timeout)
+            if pending:
+                logger.warning("%s: stopped while fetching the results of %d finished task(s)",
+                               handle.name, len(pending))
 
     async def _close_io(self, handle: ServerHandle, reason: str = "server was shut down") -> None:
         """Close the session (or the bare transport) of the current start; what is still

@@ -29,7 +29,8 @@ spec keys (a JSON object; every key optional; full reference in docs/testing.md)
   behavior    echo, result, error, isError, delay, progress, progressInterval, log,
               request, notify, exit (+ stderr), hang, huge, mutate, waitCancelled
   batching    batch (2025-03-26 array responses), batchNotifications
-  tasks       tasks, taskPollInterval (ms), taskTtl (ms), taskStatusNotifications
+  tasks       tasks, taskPollInterval (ms), taskTtl (ms), taskStatusNotifications,
+              taskResultDelay (s: tasks/result answers that much after the task ended)
   on start    onInitialized (requests to the client), notifyOnInitialized (notifications)
   faults      exitAtStart, stderr, exitOnCall, neverAnswer, answerLate, initializeDelay,
               garbage, garbageEvery, hugeMessageOnStart, ignoreStdinEof, ignoreSigterm,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 from .common import (
@@ -110,6 +111,9 @@ class Tasks(ServerCore):
             outcome = task.outcome
         if status not in TERMINAL:
             return None
+        delay = self.spec.get("taskResultDelay")
+        if isinstance(delay, (int, float)) and delay > 0:
+            time.sleep(delay)  # the task is over; its result is slow to come
         meta = {RELATED_TASK: {"taskId": task.task["taskId"]}}
         if status == "cancelled" or outcome is None:
             raise RpcError(INTERNAL_ERROR, "Task was cancelled", {"taskId": task.task["taskId"]})

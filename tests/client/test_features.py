@@ -292,6 +292,20 @@ TASK_SPEC = {
 }
 
 
+async def test_a_finished_task_keeps_its_result_through_shutdown() -> None:
+    # The server says "completed" and then takes its time over tasks/result: a host shut
+    # down in that gap waits for the result instead of losing it.
+    spec = {**TASK_SPEC, "taskStatusNotifications": False, "taskResultDelay": 0.5}
+    host = MCPHost(fake_config(a=fake(spec)))
+    async with host:
+        handle = await host.call_tool("a.must", {"x": 1}, task=True)
+        assert await wait_for(lambda: handle.done)
+        assert handle.fetching  # over, and its result on the way
+    result = await handle
+    assert result["content"] and not handle.fetching
+    assert host.get_tools()["a"]["state"] == "stopped"
+
+
 async def test_tasks_complete_fail_and_cancel() -> None:
     from mcphost.client.tasks import TaskHandle
     from mcphost.errors import ServerError
