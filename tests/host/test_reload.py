@@ -23,6 +23,15 @@ def pids(host: MCPHost) -> dict[str, int | None]:
     return {name: h.pid() for name, h in host.servers.items()}
 
 
+def host_of(path: Path, cfg: dict[str, Any]) -> tuple[MCPHost, list[dict[str, Any]]]:
+    """A host of the file ``path`` (written with ``cfg``), and the events it emits."""
+    write(path, cfg)
+    events: list[dict[str, Any]] = []
+    host = MCPHost(str(path))
+    host.on_event(events.append)
+    return host, events
+
+
 async def test_add_remove_change_and_leave_alone(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     base = fake_config(keep=fake({"tools": [ECHO_TOOL, SLOW]}), edit=fake({"tools": [ECHO_TOOL]}),
@@ -60,10 +69,7 @@ async def test_add_remove_change_and_leave_alone(tmp_path: Path) -> None:
 
 async def test_an_invalid_edit_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    write(path, fake_config(a=fake({"tools": [ECHO_TOOL]})))
-    events: list[dict[str, Any]] = []
-    host = MCPHost(str(path))
-    host.on_event(events.append)
+    host, events = host_of(path, fake_config(a=fake({"tools": [ECHO_TOOL]})))
     async with host:
         before = pids(host)
         path.write_text('{"mcpServers": {"a": {"command": 5}}}', encoding="utf-8")
@@ -119,10 +125,7 @@ async def test_watch_reloads_a_burst_of_edits_once_coherently(tmp_path: Path) ->
 
 async def test_a_reload_during_another_waits_for_it(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    write(path, fake_config(a=fake({"tools": [ECHO_TOOL]})))
-    events: list[dict[str, Any]] = []
-    host = MCPHost(str(path))
-    host.on_event(events.append)
+    host, events = host_of(path, fake_config(a=fake({"tools": [ECHO_TOOL]})))
     async with host:
         write(path, fake_config(a=fake({"tools": [ECHO_TOOL]}), b=fake({"tools": [ECHO_TOOL]})))
         first, second = await asyncio.gather(host.reload(), host.reload())
