@@ -21,8 +21,9 @@ from typing import Any, Final, Literal, cast, overload
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..config.model import SERVER_NAME_PATTERN, ServerConfig
-from ..errors import ConfigurationError, MCPHostError, ProtocolError, UsageError
+from ..errors import ConfigurationError, MCPHostError, ProtocolError, ServerStartupError, UsageError
 from ..policy import RetryPolicy
+from ..protocol.lifecycle import ServerState
 from ..transports.base import Transport
 from ..types import (
     CallToolResult,
@@ -42,7 +43,7 @@ from .observe import Observability
 from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
-from .reload import Watcher, apply
+from .reload import Watcher, apply, dependents_of
 from .router import Router
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
@@ -280,7 +281,16 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=(name,))
             self._supervisor.redactor.add_config(loaded)
             handle = self._servers[name] = self._new_handle(loaded.servers[name])
+        self._require_dependencies(handle)
         await self._supervisor.start(handle)
+
+    def _require_dependencies(self, handle: ServerHandle) -> None:
+        """A server starts only when what it depends on is ready (FR10)."""
+        blocked = [d for d in handle.config.dependencies
+                   if (h := self._servers.get(d)) is None or h.state is not ServerState.READY]
+        if blocked:
+            raise ServerStartupError(f"not started: it depends on {', '.join(blocked)}, which is not ready",
+                                     server=handle.name)
 
     async def stop_server(self, name: str) -> None:
         """Stop one server; its tools, prompts and resources leave :meth:`get_tools` at once."""
@@ -290,7 +300,13 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
     async def restart_server(self, name: str) -> None:
         """Stop then start one server: a new process and session; its tools come back."""
         self._require_running("restart_server")
-        await self._supervisor.restart(self._router.handle(name))
+        handle = self._router.handle(name)
+        self._require_dependencies(handle)
+        await self._supervisor.restart(handle)
+        # What depends on it was using the old process: restarted after it, in start order.
+        for dependent in dependents_of(self.config, name):
+            if (other := self._servers.get(dependent)) is not None and other.state is ServerState.READY:
+                await self._supervisor.restart(other)
 
     async def register_tools(self, server: str, tools: Sequence[Mapping[str, Any]], handler: ToolHandler) -> None:
         """Serve the application's own ``tools`` (MCP tool objects) as server ``server``:

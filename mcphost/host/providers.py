@@ -57,22 +57,23 @@ def aliases(canonical_names: Iterable[str]) -> dict[str, str]:
     counts: dict[str, int] = {}
     for b in base.values():
         counts[b] = counts.get(b, 0) + 1
-    out: dict[str, str] = {}
-    taken: set[str] = set()
+    # Plain aliases first, all of them: a hashed alias must never take one (a tool named
+    # like another's hashed alias keeps its plain name; the hashed one grows instead).
+    out = {name: base[name] for name in names if len(base[name]) <= MAX_NAME and counts[base[name]] == 1}
+    taken = set(out.values())
     for name in names:
+        if name in out:
+            continue
         b = base[name]
-        if len(b) <= MAX_NAME and counts[b] == 1:
-            alias = b
-        else:
-            n = _HASH
-            while True:
-                alias = f"{b[:MAX_NAME - n - 1]}_{_digest(name, n)}"
-                if alias not in taken:
-                    break
-                n += 4  # two canonical names with the same first hex digits: longer ones
+        n = _HASH
+        while True:
+            alias = f"{b[:MAX_NAME - n - 1]}_{_digest(name, n)}"
+            if alias not in taken:
+                break
+            n += 4  # taken (same first hex digits, or a plain alias): a longer digest
         taken.add(alias)
         out[name] = alias
-    return out
+    return {name: out[name] for name in names}
 
 
 # -- Gemini's schema subset -----------------------------------------------------------------

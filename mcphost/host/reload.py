@@ -35,7 +35,7 @@ from ..errors import MCPHostError
 from .handle import ServerHandle
 from .supervisor import Supervisor
 
-__all__ = ["Watcher", "apply", "plan"]
+__all__ = ["Watcher", "apply", "dependents_of", "plan"]
 
 logger = logging.getLogger("mcphost.host.reload")
 
@@ -73,6 +73,19 @@ def plan(old: Any, new: Any) -> dict[str, list[str]]:
     unchanged = [n for n in after if n in before and n not in different and n not in changed]
     return {"added": added, "removed": removed, "changed": ordered_changed, "updated": updated,
             "unchanged": unchanged}
+
+
+def dependents_of(config: Any, name: str) -> list[str]:
+    """The servers that depend on ``name``, directly or not, in start order."""
+    found = {name}
+    grew = True
+    while grew:
+        grew = False
+        for other, server in config.servers.items():
+            if other not in found and any(dep in found for dep in server.dependencies):
+                found.add(other)
+                grew = True
+    return [n for layer in config.start_order() for n in layer if n in found and n != name]
 
 
 async def apply(

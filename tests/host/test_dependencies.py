@@ -100,3 +100,24 @@ async def test_cycles_and_unknown_names_are_configuration_errors(deps: dict[str,
     with pytest.raises(ConfigurationError, match=message):
         async with MCPHost(cfg):
             pass
+
+
+async def test_restart_and_start_respect_the_graph() -> None:
+    async with MCPHost(diamond()) as host:
+        pids = {name: h.pid() for name, h in host.servers.items()}
+        await host.restart_server("b")  # d depends on b: restarted after it; a and c untouched
+        after = {name: h.pid() for name, h in host.servers.items()}
+        assert after["b"] != pids["b"] and after["d"] != pids["d"]
+        assert after["a"] == pids["a"] and after["c"] == pids["c"]
+        assert all(i["state"] == "ready" for i in host.get_tools().values())
+        await host.stop_server("a")
+        with pytest.raises(ServerStartupError, match="depends on a, which is not ready"):
+            await host.restart_server("b")
+        await host.stop_server("d")
+        await host.stop_server("b")
+        with pytest.raises(ServerStartupError, match="depends on b, which is not ready"):
+            await host.start_server("d")
+        await host.start_server("a")
+        await host.start_server("b")
+        await host.start_server("d")
+        assert (await host.call_tool("d.echo", {}))["content"]

@@ -35,6 +35,9 @@ def test_aliases_are_valid_unique_stable_and_invertible() -> None:
     assert len(set(table.values())) == len(CANONICAL)
     assert table == aliases(reversed(CANONICAL))  # the order they come in does not matter
     assert table["memory.create_entities"] == "memory__create_entities"  # short and alone: readable
+    # A tool named like another's hashed alias keeps its plain name; the hashed one grows.
+    tricky = aliases(["s.a b", "s.a_b", "s.a_b_aa5ea697"])
+    assert len(set(tricky.values())) == 3 and tricky["s.a_b_aa5ea697"] == "s__a_b_aa5ea697"
     golden = json.loads((HERE / "fixtures" / "golden_aliases.json").read_text(encoding="utf-8"))
     assert table == golden  # the same on every run and machine
 
