@@ -157,9 +157,25 @@ def test_no_module_is_too_big() -> None:
 
 
 def test_the_facade_stays_a_facade() -> None:
+    # MCPHost holds named collaborators and delegates: each public method is one statement
+    # (its docstring aside) handing the call to a collaborator. Only call_tool, the hot path,
+    # is written out (DESIGN §1: "facade: public API only, holds named collaborators and
+    # delegates"); the constructor builds the collaborators.
     tree = ast.parse((PACKAGE / "host" / "facade.py").read_text(encoding="utf-8"))
     host = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MCPHost")
-    assert host.end_lineno is not None and host.end_lineno - host.lineno + 1 <= 400
+    written_out = {"__init__", "__aenter__", "call_tool"}
+    long = []
+    for node in host.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name in written_out:
+            continue
+        if any(isinstance(d, ast.Name) and d.id == "overload" for d in node.decorator_list):
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if len(body) > 1:
+            long.append(node.name)
+    assert long == [], f"MCPHost methods that do more than delegate: {long}"
 
 
 def test_the_fast_path_makes_no_closure_cells() -> None:

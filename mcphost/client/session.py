@@ -19,24 +19,30 @@ and it owns what MCP adds to JSON-RPC:
   and task-augmented requests go to the served tasks; the rest to the host's handler;
 - message checks (:class:`~mcphost.protocol.messages.MessageChecker`) on what the server
   sends and on what the application answers;
-- the fast path of ``tools/call`` (:meth:`ClientSession.start_call`).
+- the tasks it starts for the server (async progress callbacks): held in its
+  :class:`~mcphost.rpc.taskset.TaskSet` and cancelled when the session closes.
+
+Every request to the server, ``tools/call`` included, takes one path: :meth:`ClientSession.call`
+-> :meth:`Peer.start_request <mcphost.rpc.peer.Peer.start_request>` -> the transport, then
+:meth:`Peer.wait <mcphost.rpc.peer.Peer.wait>`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import MCPHostError, ProtocolError, RpcError
 from ..protocol import jsonrpc
 from ..protocol.legacy import Session
 from ..protocol.versions import SUPPORTED_VERSIONS, Version
+from ..rpc.calls import CallOptions
 from ..rpc.peer import TIMED_OUT, Call, Peer
+from ..rpc.taskset import TaskSet
 from ..transports.base import Gone, Transport
 from .served_tasks import TASK_METHODS, ClientTasks
 
@@ -51,6 +57,7 @@ logger = logging.getLogger("mcphost.client")
 # Server requests the client can run as client-side tasks (2025-11-25).
 _TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
 _PROGRESS: Final = "notifications/progress"
+_NO_TIMEOUT: Final = CallOptions(timeout=0)
 
 #: How many requests of one kind a server may have the application serve at once.
 REQUEST_LIMITS: Final = {"sampling/createMessage": 4, "elicitation/create": 4, "*": 16}
@@ -129,14 +136,8 @@ class ClientSession:
         self.request_limits: dict[str, int] = dict(REQUEST_LIMITS)
         self.request_queue = REQUEST_QUEUE
         self._gates: dict[str, _Gate] = {}
-        #: ``start_call(request, timeout, progress, reset, max_timeout, True)``: the fast
-        #: path of ``tools/call``: ``request`` is given away, the caller awaits
-        #: ``call.future`` and calls :meth:`abandon` if it stops waiting. The peer's own
-        #: method with the method name bound: no frame of its own on the hot path.
-        self.start_call: Callable[..., Call] = functools.partial(self.peer.start_request, "tools/call")
-        #: ``start_plain(request, progress)``: the fast path of ``tools/call`` with the default
-        #: timeout, not restarted by progress (the commonest call).
-        self.start_plain: Callable[..., Call] = functools.partial(self.peer.start_plain, "tools/call")
+        #: The tasks this session started (async progress callbacks): cancelled with it.
+        self.tasks = TaskSet(name)
 
     # -- the handshake --------------------------------------------------------------------
 
@@ -151,7 +152,8 @@ class ClientSession:
         peer.start()
         handshake = self.handshake
         params = handshake.initialize_params()
-        result = await peer.request("initialize", params, timeout=0)
+        # No timeout of its own: the start-up timeout bounds the handshake.
+        result = await self.call("initialize", params, None, _NO_TIMEOUT)
         try:
             handshake.accept_initialize_result(result)
         except ProtocolError as exc:
@@ -225,11 +227,54 @@ class ClientSession:
     async def aclose(self, timeout: float, reason: str = "server was shut down") -> Gone:
         """Stop the served tasks, close the transport, fail what is pending (``reason``)."""
         self.served.close()
+        self.tasks.close()
         gone = await self.peer.aclose(timeout, reason)
         self.handshake.close()
         return gone
 
     # -- requests and notifications to the server -----------------------------------------
+
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        progress: Callable[[Any], Any] | None = None,
+        options: CallOptions | None = None,
+        owned: bool = False,
+    ) -> Any:
+        """Send ``method`` and return its result: the one path of every request.
+
+        Args:
+            method, params: the request (``params`` is not mutated unless ``owned``).
+            progress: called with the params of each progress notification for this call.
+            options: a deadline of its own, a clock restarted by progress, a hard maximum, a
+                task-augmented result (:class:`~mcphost.rpc.calls.CallOptions`; ``None``:
+                the defaults).
+            owned: the caller gives ``params`` away (the progress token may be written
+                into it).
+
+        Raises:
+            ServerError, TimeoutError, ServerUnavailableError, ProtocolError, UsageError.
+        """
+        peer = self.peer
+        return await peer.wait(peer.start_request(method, params, progress, options, owned))
+
+    def start(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        progress: Callable[[Any], Any] | None = None,
+        options: CallOptions | None = None,
+        owned: bool = False,
+    ) -> Call:
+        """:meth:`call` in two steps, for a caller that wants the request's record (its id):
+        send now, then ``await session.wait(call)``."""
+        return self.peer.start_request(method, params, progress, options, owned)
+
+    def wait(self, call: Call) -> Coroutine[Any, Any, Any]:
+        """The result of ``call`` (from :meth:`start`), to be awaited: its deadline bounds
+        the whole wait; a cancelled caller gives the call up."""
+        return self.peer.wait(call)
 
     async def request(
         self,
@@ -241,18 +286,11 @@ class ClientSession:
         reset_timeout_on_progress: bool = False,
         max_timeout: float | None = None,
     ) -> Any:
-        """Send ``method`` and return its result (see :meth:`Peer.request`). A request
-        that carries ``task`` is task-augmented: its result is a ``CreateTaskResult``."""
+        """:meth:`call` with the options as keywords. A request that carries ``task`` is
+        task-augmented: its result is a ``CreateTaskResult``."""
         augmented = params is not None and "task" in params
-        return await self.peer.request(
-            method,
-            params,
-            timeout=timeout,
-            progress=progress,
-            reset_timeout_on_progress=reset_timeout_on_progress,
-            max_timeout=max_timeout,
-            augmented=augmented,
-        )
+        options = CallOptions.of(timeout, reset_timeout_on_progress, max_timeout, augmented)
+        return await self.call(method, params, progress, options)
 
     def abandon(self, call: Call) -> None:
         self.peer.abandon(call)
@@ -275,9 +313,7 @@ class ClientSession:
     # -- what the server sends ------------------------------------------------------------
 
     def _on_notification(self, method: str, params: Any) -> None:
-        if method == _PROGRESS:  # first: one may come with every call
-            self._on_progress(params)
-            return
+        # (Progress never comes here: the peer hands it to _on_progress directly.)
         if self.checker is not None and not self._notification_passes(method, params):
             return
         if type(params) is not dict:
@@ -306,7 +342,7 @@ class ClientSession:
                 try:
                     outcome = callback(params)
                     if outcome is not None and inspect.isawaitable(outcome):
-                        asyncio.get_running_loop().create_task(_swallow(outcome, self.name))
+                        self.tasks.start(outcome, "progress callback")
                 except Exception:
                     logger.exception("%s: progress callback failed", self.name)
         if self.forward_progress:
@@ -410,6 +446,7 @@ class ClientSession:
 
     def _on_closed(self, err: MCPHostError) -> None:
         self.served.close()
+        self.tasks.close()
         if self.on_closed is not None:
             self.on_closed(err)
 
@@ -442,9 +479,3 @@ class _Gate:
         finally:
             self._free.release()
 
-
-async def _swallow(awaitable: Awaitable[Any], name: str) -> None:
-    try:
-        await awaitable
-    except Exception:
-        logger.exception("%s: progress callback failed", name)

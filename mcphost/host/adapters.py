@@ -40,11 +40,14 @@ class ClientManagerAPI:
     ``connected_servers``, ``available_tool_count``, ``qualified_tools``, ``execute_tool``."""
 
     _servers: dict[str, ServerHandle]
-    _supervisor: Supervisor
     _environ: dict[str, str]
-    _state: str
 
     if TYPE_CHECKING:
+        @property
+        def _supervisor(self) -> Supervisor: ...
+        @property
+        def _state(self) -> str: ...
+
         async def initialize(self, config: Any = None, *, require_all: bool | None = None) -> dict[str, Any]: ...
         async def stop_server(self, name: str) -> None: ...
         def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, Any]: ...

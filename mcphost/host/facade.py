@@ -1,33 +1,54 @@
 """``MCPHost``: many servers from one configuration, one API.
 
-Layer 4. The facade holds the public API and delegates: configuration to
-:mod:`~mcphost.host.configload`, lifecycles to the :class:`~mcphost.host.supervisor.Supervisor`,
-discovery to the :class:`~mcphost.host.registry.Registry`, names and URIs to the
-:class:`~mcphost.host.router.Router`, schemas to :class:`~mcphost.host.validation.Validation`,
-the application's handlers to :class:`~mcphost.host.handlers.Handlers`. Only ``call_tool``
-is written out here: it is the hot path, and each level of delegation shows in it.
+Layer 4. The facade holds the public API and named collaborators, and delegates to them;
+none of them reads another's private state, and the facade mixes nothing in. Where each
+public method lives:
+
+- ``initialize``, ``reload``, ``shutdown``/``close``, ``start_server``, ``stop_server``,
+  ``restart_server``, ``register_tools``: :attr:`MCPHost.lifecycle`
+  (:class:`~mcphost.host.lifecycle.HostLifecycle`: the host's state and its commands), which
+  drives :attr:`MCPHost.supervisor` (:class:`~mcphost.host.supervisor.Supervisor`: each
+  server's lifecycle) and reads configuration through :mod:`~mcphost.host.configload`;
+- ``get_tools``: the servers' handles and :attr:`MCPHost.router`
+  (:class:`~mcphost.host.router.Router`: names, URIs, permissions); discovery is
+  :attr:`MCPHost.registry` (:class:`~mcphost.host.registry.Registry`);
+- ``call_tool``: written out here, the hot path: the router's cached route, the
+  :attr:`MCPHost.validation` of arguments (:class:`~mcphost.host.validation.Validation`),
+  the server's :class:`~mcphost.client.session.ClientSession` (the one request path), the
+  metrics;
+- ``get_prompt``, ``get_resource``, ``complete``, ``list_tasks``, ``set_roots``,
+  ``set_log_level``, ``subscribe_resource``, ``unsubscribe_resource``, ``servers_for``,
+  ``gather_resources``: :attr:`MCPHost.queries` (:class:`~mcphost.host.queries.Queries`);
+- ``register_callback`` and the ``on_*`` handlers: :attr:`MCPHost.callbacks`
+  (:class:`~mcphost.host.handlers.Callbacks`), over :attr:`MCPHost.handlers`;
+- ``get_metrics``, ``metrics_text``, ``on_call``: :attr:`MCPHost.observability`
+  (:class:`~mcphost.host.observe.Observability`);
+- ``tools_for``, ``dispatch``, ``search_tools``, ``resolve_tool_name``:
+  :attr:`MCPHost.models` (:class:`~mcphost.host.tools_api.ModelAPI`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, cast, overload
+from typing import Any, Final, Literal, overload
 
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
-from ..config.model import SERVER_NAME_PATTERN, ServerConfig
-from ..errors import ConfigurationError, MCPHostError, ProtocolError, ServerStartupError, UsageError
+from ..errors import MCPHostError, ProtocolError, UsageError
 from ..policy import RetryPolicy
-from ..protocol.lifecycle import ServerState
+from ..protocol.lifecycle import HostState
+from ..rpc.calls import CallOptions
 from ..transports.base import Transport
 from ..types import (
     CallToolResult,
+    GatheredResources,
+    GetPromptResult,
+    HostEvent,
     JSONObject,
+    ReadResourceResult,
     Root,
     ServerInfo,
 )
@@ -35,15 +56,14 @@ from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
 from .adapters import ClientManagerAPI
-from .configload import load_config, select
 from .handle import ServerHandle
-from .handlers import Handlers, Registration
-from .local import LocalServer, ToolHandler, check_tools
-from .observe import Observability
+from .handlers import Callbacks, Handlers
+from .lifecycle import HostLifecycle
+from .local import ToolHandler
+from .observe import CallHook, Observability
 from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
-from .reload import Watcher, apply, dependents_of
 from .router import Router
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
@@ -57,6 +77,9 @@ _EMPTY: Final[list[Any]] = []
 #: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
 _clock: Final = time.perf_counter
 _debug: Final = observe.requests_log.isEnabledFor
+_NOT_YET: Final = frozenset({HostState.NEW, HostState.STARTING})
+
+ConfigSource = str | os.PathLike[str] | Mapping[str, Any] | None
 
 
 def _ignore(_params: JSONObject) -> None:
@@ -71,7 +94,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
+class MCPHost(ClientManagerAPI):
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
@@ -86,11 +109,11 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
 
     def __init__(
         self,
-        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        config: ConfigSource = None,
         *,
         roots: Iterable[str | os.PathLike[str] | Root] | None = None,
         validate_arguments: bool = True,
-        request_timeout: float = 60.0,
+        request_timeout: float | None = 60.0,
         shutdown_timeout: float = 10.0,
         max_message_size: int = DEFAULT_MAX_SIZE,
         max_pages: int = 1000,
@@ -112,63 +135,98 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         trace_bodies: bool = False,
         permissions: Permissions | None = None,
     ) -> None:
-        self._config_source = config
-        self._log_level = observe.check_level(log_level)
-        self._require_all = require_all
-        self._watch = watch
-        self._watcher: Watcher | None = None
-        self._reload_lock = asyncio.Lock()
-        self._only = None if servers is None else tuple(servers)
         self.validate_messages = validate_messages
-        self.request_timeout = request_timeout
+        # None: no timeout (the deadlines' "0 or inf").
+        self.request_timeout = 0.0 if request_timeout is None else request_timeout
         self.shutdown_timeout = shutdown_timeout
         self.max_message_size = max_message_size
-        self.max_pages = max_pages
         self._environ = dict(os.environ if environ is None else environ)
-        self._inputs = inputs
-        self._client_info = dict(client_info or {"name": "mcphost", "version": __version__})
         self._servers: dict[str, ServerHandle] = {}
-        self._call_hooks: list[observe.CallHook] = []
-        self._handlers = Handlers(roots)
-        self._progress_handlers = self._handlers.progress  # the same list, one lookup less
-        self._validation = Validation(arguments=validate_arguments, output=validate_output)
-        self._router = Router(self._servers)
-        self._tool_routes = self._router.routes
-        self._router.set_permissions(permissions)
-        self._router.resolve = self._resolve_alias
+        self._call_hooks: list[CallHook] = []
         if bounds is None:
             bounds = Bounds(max_pages=max_pages)
+        #: The limits on what servers send (``mcphost.Bounds``).
         self.bounds = bounds
-        self._registry = Registry(bounds=bounds, on_listed=self._on_listed)
-        self._supervisor = Supervisor(
-            self._servers, handlers=self._handlers, registry=self._registry, transport_factory=transport_factory,
+        #: What the application registered (handlers, events) and the capabilities it declares.
+        self.handlers = Handlers(roots)
+        self._progress_handlers = self.handlers.progress  # the same list, one lookup less
+        #: Input and output schema checks of tools.
+        self.validation = Validation(arguments=validate_arguments, output=validate_output)
+        #: Names, URIs, aliases and permissions: which server a request goes to.
+        self.router = Router(self._servers)
+        self._tool_routes = self.router.routes
+        self.router.set_permissions(permissions)
+        #: Discovery: the lists of each server, paged, bounded, refreshed on list_changed.
+        self.registry = Registry(bounds=bounds, on_listed=self._on_listed)
+        #: Each server's lifecycle: start with retries, stop, restart, health.
+        self.supervisor = Supervisor(
+            self._servers, handlers=self.handlers, registry=self.registry, transport_factory=transport_factory,
             environ=self._environ, max_message_size=max_message_size, inherit_env=inherit_env,
-            unavailable_after_timeouts=unavailable_after_timeouts, client_info=self._client_info,
+            unavailable_after_timeouts=unavailable_after_timeouts,
+            client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
         )
-        self._supervisor.shutdown = self.shutdown
-        self._supervisor.trace_bodies = trace_bodies
-        self._state = "new"
-        self.config: Any = None
+        self.supervisor.trace_bodies = trace_bodies
+        #: The host's own state and the commands that change it.
+        self.lifecycle = HostLifecycle(
+            self._servers, supervisor=self.supervisor, router=self.router, handlers=self.handlers,
+            source=config, environ=self._environ, inputs=inputs, only=None if servers is None else tuple(servers),
+            new_handle=self._new_handle, log_level=observe.check_level(log_level), require_all=require_all,
+            watch=watch,
+        )
+        self.supervisor.shutdown = self.shutdown
+        #: Prompts, resources, completion, tasks, roots, log levels, subscriptions.
+        self.queries = Queries(self._servers, router=self.router, supervisor=self.supervisor,
+                               handlers=self.handlers, lifecycle=self.lifecycle, bounds=bounds)
+        #: Where the application registers its handlers.
+        self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
+        #: Metrics and call hooks.
+        self.observability = Observability(self._servers, self._call_hooks)
+        #: The model-API shapes: tools_for, dispatch, search.
+        self.models = ModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool)
+        self.router.resolve = self.models.resolve_alias
+
+    def _new_handle(self, cfg: Any) -> ServerHandle:
+        return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout,
+                            call_hooks=self._call_hooks)
+
+    @property
+    def _supervisor(self) -> Supervisor:  # (for ClientManagerAPI until it leaves the host)
+        return self.supervisor
+
+    @property
+    def _state(self) -> str:  # (for ClientManagerAPI until it leaves the host)
+        return self.lifecycle.state.value
+
+    @property
+    def state(self) -> HostState:
+        """The host's state: ``new``, ``starting``, ``ready``, ``stopping``, ``stopped``."""
+        return self.lifecycle.state
+
+    @property
+    def config(self) -> Any:
+        """The configuration in force (a ``HostConfig``), once :meth:`initialize` read it."""
+        return self.lifecycle.config
 
     @property
     def permissions(self) -> Permissions | None:
         """The application's permissions (``mcphost.host.permissions``); settable."""
-        return self._router.permissions
+        return self.router.permissions
 
     @permissions.setter
     def permissions(self, value: Permissions | None) -> None:
-        self._router.set_permissions(value)
+        self.router.set_permissions(value)
 
     @property
     def validate_arguments(self) -> bool:
-        return self._validation.arguments
+        """Arguments are checked against each tool's ``inputSchema`` before sending; settable."""
+        return self.validation.arguments
 
     @validate_arguments.setter
     def validate_arguments(self, value: bool) -> None:
-        self._validation.arguments = value
+        self.validation.arguments = value
 
-    # -- lifecycle ------------------------------------------------------------------------
+    # -- lifecycle: HostLifecycle -----------------------------------------------------------
 
     async def __aenter__(self) -> MCPHost:
         await self.initialize()
@@ -177,9 +235,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.shutdown()
 
-    async def initialize(
-        self, config: str | os.PathLike[str] | Mapping[str, Any] | None = None, *, require_all: bool | None = None
-    ) -> dict[str, dict[str, Any]]:
+    async def initialize(self, config: ConfigSource = None, *, require_all: bool | None = None) -> dict[str, dict[str, Any]]:
         """Load the configuration and start every enabled server.
 
         Servers start in parallel, in dependency layers, each within its ``timeout``. By
@@ -196,38 +252,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             ServerStartupError: one or more servers failed to start (with ``require_all``).
             UsageError: the host was initialized before.
         """
-        if self._state != "new":
-            raise UsageError(f"initialize() called on a host that is {self._state}")
-        self._state = "starting"
-        source = config if config is not None else self._config_source
-        try:
-            loaded = await load_config(
-                "mcp.json" if source is None else source, environ=self._environ, inputs=self._inputs,
-                only=self._only,
-            )
-            self.config = select(loaded, self._only)
-            observe.apply_settings(self._supervisor, self.config, self._log_level)
-            self._supervisor.redactor.add_config(loaded)
-            self._supervisor.redactor.install()
-            for name, cfg in self.config.servers.items():
-                if name in self._supervisor.local:
-                    raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
-                self._servers[name] = self._new_handle(cfg)
-            strict = self._require_all if require_all is None else require_all
-            local = [name for name in self._supervisor.local if name in self._servers]
-            results = await self._supervisor.start_all([*self.config.start_order(), local], strict)
-        except BaseException:
-            await self.shutdown()
-            raise
-        self._state = "ready"
-        if self._watch and isinstance(source, (str, os.PathLike)):
-            self._watcher = Watcher(os.fspath(source), self.reload)
-            self._watcher.start()
-        return results
-
-    def _new_handle(self, cfg: Any) -> ServerHandle:
-        return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout,
-                            call_hooks=self._call_hooks)
+        return await self.lifecycle.initialize(config, require_all)
 
     async def reload(self) -> dict[str, Any]:
         """Load the configuration again and apply what changed: added servers start,
@@ -241,112 +266,49 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             ``{"added", "removed", "changed", "updated", "unchanged": [names],
             "failed": {name: error}}``.
         """
-        self._require_running("reload")
-        async with self._reload_lock:
-            source = self._config_source if self._config_source is not None else "mcp.json"
-            try:
-                loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=self._only)
-                new = select(loaded, self._only)
-            except MCPHostError as exc:
-                logger.error("configuration not reloaded: %s", exc, extra={"event": "config_reload_failed"})
-                self._handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
-                raise
-            self._supervisor.redactor.add_config(new)
-            observe.apply_settings(self._supervisor, new, self._log_level)
-            summary = await apply(self._supervisor, self._servers, self.config, new, self._new_handle)
-            self.config = new
-            logger.info("configuration reloaded: %s", summary, extra={"event": "config_reloaded"})
-            self._handlers.emit({"type": "config_reloaded", "server": None, "data": summary})
-            return summary
+        return await self.lifecycle.reload()
 
     async def shutdown(self) -> None:
         """Stop every server, in parallel; idempotent and safe to call from any task."""
-        if self._watcher is not None:
-            watcher, self._watcher = self._watcher, None
-            await watcher.stop()
-        if self._state != "stopped":
-            self._state = "stopping"
-        await self._supervisor.shutdown_once()
-        observe.restore_levels(self._supervisor)
-        self._state = "stopped"
+        await self.lifecycle.shutdown()
 
     async def start_server(self, name: str) -> None:
         """Start a stopped, failed, unavailable or disabled server (a new process and session);
         raises as :meth:`initialize` does for one server (``RoutingError``: no such server)."""
-        self._require_running("start_server")
-        handle = self._router.handle(name)
-        if name in getattr(self.config, "left_out", ()):
-            # Left out by servers=: read (expanded, validated) now that it is wanted.
-            source = self._config_source if self._config_source is not None else "mcp.json"
-            loaded = await load_config(source, environ=self._environ, inputs=self._inputs, only=(name,))
-            self._supervisor.redactor.add_config(loaded)
-            handle = self._servers[name] = self._new_handle(loaded.servers[name])
-        self._require_dependencies(handle)
-        await self._supervisor.start(handle)
-
-    def _require_dependencies(self, handle: ServerHandle) -> None:
-        """A server starts only when what it depends on is ready (FR10)."""
-        blocked = [d for d in handle.config.dependencies
-                   if (h := self._servers.get(d)) is None or h.state is not ServerState.READY]
-        if blocked:
-            raise ServerStartupError(f"not started: it depends on {', '.join(blocked)}, which is not ready",
-                                     server=handle.name)
+        await self.lifecycle.start_server(name)
 
     async def stop_server(self, name: str) -> None:
         """Stop one server; its tools, prompts and resources leave :meth:`get_tools` at once."""
-        self._require_running("stop_server")
-        await self._supervisor.stop(self._router.handle(name))
+        await self.lifecycle.stop_server(name)
 
     async def restart_server(self, name: str) -> None:
         """Stop then start one server: a new process and session; its tools come back."""
-        self._require_running("restart_server")
-        handle = self._router.handle(name)
-        self._require_dependencies(handle)
-        await self._supervisor.restart(handle)
-        # What depends on it was using the old process: restarted after it, in start order.
-        for dependent in dependents_of(self.config, name):
-            if (other := self._servers.get(dependent)) is not None and other.state is ServerState.READY:
-                await self._supervisor.restart(other)
+        await self.lifecycle.restart_server(name)
 
     async def register_tools(self, server: str, tools: Sequence[Mapping[str, Any]], handler: ToolHandler) -> None:
         """Serve the application's own ``tools`` (MCP tool objects) as server ``server``:
         ``handler(name, arguments)`` runs each call (docs/api.md). They are listed,
         validated, routed, permitted and timed like any server's; the server starts now (or
         with the others, before ``initialize()``)."""
-        if not isinstance(server, str) or not re.match(SERVER_NAME_PATTERN, server) or server in self._servers:
-            raise UsageError(f"register_tools(): {server!r} is not a free server name ({SERVER_NAME_PATTERN})")
-        if not callable(handler):
-            raise UsageError("register_tools(): handler must be callable as handler(name, arguments)")
-        self._supervisor.local[server] = LocalServer(server, check_tools(tools), handler)
-        handle = self._servers[server] = self._new_handle(ServerConfig(name=server, type="local"))
-        if self._state == "ready":
-            await self._supervisor.start(handle)
+        await self.lifecycle.register_tools(server, tools, handler)
 
     def kill(self) -> list[str]:
-        """SIGKILL every running server's process group now, without the shutdown ladder
-        (a second Ctrl-C); returns the servers killed. ``shutdown()`` still finishes."""
-        return self._supervisor.kill_now()
+        """Kill every running server's process tree now, without the shutdown ladder (a
+        second Ctrl-C); returns the servers killed. ``shutdown()`` still finishes."""
+        return self.supervisor.kill_now()
 
-    def _require_running(self, what: str) -> None:
-        if self._state != "ready":
-            raise UsageError(f"{what}() needs a running host (this one is {self._state})")
-
-    # -- queries --------------------------------------------------------------------------
+    # -- what the servers offer ---------------------------------------------------------------
 
     @property
     def servers(self) -> Mapping[str, ServerHandle]:
+        """Each configured server's handle, by name."""
         return self._servers
 
     def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
         """Every configured server (or only ``server``) with its state, its error and what
         it offers; a server that is not ready offers nothing, unless ``include_unavailable``
         (its last lists, for diagnostics)."""
-        handles = [self._router.handle(server)] if server is not None else self._servers.values()
-        return {h.name: cast(ServerInfo, h.info(include_unavailable, self._router.visible_tools)) for h in handles}
-
-    def get_metrics(self) -> dict[str, Any]:
-        """Per-server state, counters and per-tool latency statistics."""
-        return {name: h.metrics_snapshot() for name, h in self._servers.items()}
+        return self.queries.get_tools(server, include_unavailable=include_unavailable)
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -395,61 +357,49 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         """
         route = self._tool_routes.get(name)
         if route is None or route.generation != route.handle.route_generation:
-            if self._state in ("new", "starting"):
+            if self.lifecycle.state in _NOT_YET:
                 raise UsageError(f"call_tool({name!r}) before initialize() finished")
-            route = self._router.tool(name)  # raises if the server is not ready, saying why
+            route = self.router.tool(name)  # raises if the server is not ready, saying why
         handle = route.handle
         arguments = params if type(params) is dict else _as_arguments(name, params)
-        if self._validation.arguments:
+        if self.validation.arguments:
             valid = route.valid
             if valid is None:
-                validator = await self._validation.input_validator_async(handle, route.tool)
+                validator = await self.validation.input_validator_async(handle, route.tool)
                 valid = route.valid = False if validator is False else validator.is_valid
             if valid is not False and not valid(arguments):
-                self._validation.check_arguments(handle, route.tool, arguments)
+                self.validation.check_arguments(handle, route.tool, arguments)
         request: dict[str, Any] = {"name": route.name, "arguments": arguments}
         if progress is None and self._progress_handlers:
             progress = _ignore  # the application's on_progress handlers still hear it
-        # The commonest call (a name, arguments, perhaps progress) takes the peer's fused path.
-        fast = timeout is None and route.plain and not (meta or task or max_timeout or reset_timeout_on_progress)
-        if not fast:
+        options = None
+        if timeout is not None or meta or task or max_timeout or reset_timeout_on_progress or not route.plain:
             if meta:
                 request["_meta"] = dict(meta)
-            if task or not route.plain:  # else: nothing about tasks to decide
-                if task and route.task_support == "forbidden":
-                    # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
-                    raise UsageError(
-                        f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')",
-                        server=handle.name,
-                    )
-                if task or route.task_support == "required":
-                    tracked = await requests.call_as_task(self._handlers, handle, route.session, request, task,
-                                                          timeout)
-                    return tracked if task else await tracked
+            if task and route.task_support == "forbidden":
+                # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
+                raise UsageError(
+                    f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')", server=handle.name
+                )
+            if task or route.task_support == "required":
+                tracked = await requests.call_as_task(self.handlers, handle, route.session, request, task, timeout)
+                return tracked if task else await tracked
+            options = CallOptions.of(timeout, reset_timeout_on_progress, max_timeout)
+        session = route.session
         started = _clock()
         try:
-            if fast:
-                call = route.start_plain(request, progress)
-            else:
-                call = route.start(request, timeout, progress, reset_timeout_on_progress, max_timeout, True)
-            # Sent: not kept alive while waiting. Fewer live objects per call in flight
-            # means fewer garbage-collector passes under load.
+            call = session.start("tools/call", request, progress, options, True)
+            # Sent: not kept alive while waiting (fewer live objects per call in flight, fewer
+            # garbage-collector passes under load).
             del request
-            peer = route.peer
-            try:
-                if peer.needs_drain:
-                    await peer.drain()
-                result = await call.future
-            except asyncio.CancelledError:
-                peer.abandon(call)
-                raise
+            result = await session.wait(call)
         except MCPHostError as exc:
-            self._supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
+            self.supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
             observe.failed(handle, "tools/call", route.name, _clock() - started, exc)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)
             # (No closure here: its cells would be made on every call, the fast path included.)
-            return await recovery.retry_call(self._supervisor, self.call_tool, exc, route.name, name, params,
+            return await recovery.retry_call(self.supervisor, self.call_tool, exc, route.name, name, params,
                                              timeout, progress, reset_timeout_on_progress, max_timeout, meta)
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
@@ -463,9 +413,128 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
             route.stats.is_errors += 1
         if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
             observe.completed(handle, "tools/call", route.name, elapsed, is_error, call.rid)
-        if not route.plain and route.has_output and not is_error and self._validation.output != "off":
-            await self._validation.check_output_async(handle, route.tool, result)
+        if not route.plain and route.has_output and not is_error and self.validation.output != "off":
+            await self.validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above
 
     def _on_listed(self, handle: ServerHandle, kinds: tuple[str, ...]) -> None:
-        self._handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
+        self.handlers.emit({"type": "capabilities_changed", "server": handle.name, "data": list(kinds)})
+
+    # -- prompts, resources and the rest: Queries ---------------------------------------------
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                         timeout: float | None = None, cache: bool = True, allow_stale: bool = False) -> GetPromptResult:
+        """``server.prompt`` rendered with ``arguments`` (:meth:`Queries.get_prompt <mcphost.host.queries.Queries.get_prompt>`)."""
+        return await self.queries.get_prompt(name, arguments, timeout=timeout, cache=cache, allow_stale=allow_stale)
+
+    async def get_resource(self, uri: str, *, server: str | None = None, timeout: float | None = None,
+                           cache: bool = True, allow_stale: bool = False) -> ReadResourceResult:
+        """The resource at ``uri``, routed by URI (:meth:`Queries.get_resource <mcphost.host.queries.Queries.get_resource>`)."""
+        return await self.queries.get_resource(uri, server=server, timeout=timeout, cache=cache,
+                                               allow_stale=allow_stale)
+
+    def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
+        """The server ``uri`` is routed to (``RoutingError``: none, or several)."""
+        return self.queries.route_resource(uri, server)
+
+    async def complete(self, ref: Mapping[str, Any], argument: Mapping[str, Any],
+                       context: Mapping[str, Any] | None = None, *, server: str | None = None,
+                       timeout: float | None = None) -> JSONObject:
+        """``completion/complete`` (:meth:`Queries.complete <mcphost.host.queries.Queries.complete>`)."""
+        return await self.queries.complete(ref, argument, context, server=server, timeout=timeout)
+
+    async def list_tasks(self, server: str) -> list[JSONObject]:
+        """``tasks/list`` of one server (all pages)."""
+        return await self.queries.list_tasks(server)
+
+    async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
+        """Replace the roots and tell every server (:meth:`Queries.set_roots <mcphost.host.queries.Queries.set_roots>`)."""
+        await self.queries.set_roots(roots)
+
+    async def set_log_level(self, server: str | None, level: str) -> None:
+        """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
+        await self.queries.set_log_level(server, level)
+
+    async def subscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/subscribe``: updates then arrive as ``resource_updated`` events."""
+        await self.queries.subscribe_resource(uri, server=server)
+
+    async def unsubscribe_resource(self, uri: str, *, server: str | None = None) -> None:
+        """``resources/unsubscribe``."""
+        await self.queries.unsubscribe_resource(uri, server=server)
+
+    def servers_for(self, domain: str) -> list[str]:
+        """The servers whose ``domains`` include ``domain``, by priority (lower first)."""
+        return self.queries.servers_for(domain)
+
+    async def gather_resources(self, servers: Iterable[str] | None = None,
+                               uri_filter: Callable[[str], bool] | str | None = None, fail_fast: bool = True, *,
+                               concurrency: int = 8, timeout: float | None = None) -> GatheredResources:
+        """Every listed resource of ``servers`` (:meth:`Queries.gather_resources <mcphost.host.queries.Queries.gather_resources>`)."""
+        return await self.queries.gather_resources(servers, uri_filter, fail_fast, concurrency=concurrency,
+                                                   timeout=timeout)
+
+    # -- the application's handlers: Callbacks ------------------------------------------------
+
+    def register_callback(self, cb: Callable[[str, str, JSONObject], Any], *,
+                          capabilities: Mapping[str, Any] | None = None) -> None:
+        """Receive every server request the host does not answer itself (:meth:`Callbacks.register_callback <mcphost.host.handlers.Callbacks.register_callback>`)."""
+        self.callbacks.register_callback(cb, capabilities=capabilities)
+
+    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
+        """Serve ``sampling/createMessage`` (:meth:`Callbacks.on_sampling <mcphost.host.handlers.Callbacks.on_sampling>`)."""
+        self.callbacks.on_sampling(handler, tools=tools)
+
+    def on_elicitation(self, handler: Callable[[str, JSONObject], Any], *, form: bool = True,
+                       url: bool = False) -> None:
+        """Serve ``elicitation/create`` (:meth:`Callbacks.on_elicitation <mcphost.host.handlers.Callbacks.on_elicitation>`)."""
+        self.callbacks.on_elicitation(handler, form=form, url=url)
+
+    def on_roots(self, handler: Callable[[str], Any]) -> None:
+        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+        self.callbacks.on_roots(handler)
+
+    def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive ``notifications/message`` params: ``handler(server, params)``."""
+        self.callbacks.on_log(handler)
+
+    def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
+        """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
+        self.callbacks.on_progress(handler)
+
+    def on_event(self, handler: Callable[[HostEvent], Any]) -> None:
+        """Receive host events (:meth:`Callbacks.on_event <mcphost.host.handlers.Callbacks.on_event>` lists them)."""
+        self.callbacks.on_event(handler)
+
+    # -- metrics: Observability ----------------------------------------------------------------
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Per-server state, counters and per-tool latency statistics."""
+        return self.observability.get_metrics()
+
+    def metrics_text(self) -> str:
+        """Every server's metrics in the Prometheus text format (:meth:`Observability.metrics_text <mcphost.host.observe.Observability.metrics_text>`)."""
+        return self.observability.metrics_text()
+
+    def on_call(self, hook: CallHook) -> None:
+        """Call ``hook(record)`` after every request the host sends (:meth:`Observability.on_call <mcphost.host.observe.Observability.on_call>`)."""
+        self.observability.on_call(hook)
+
+    # -- model APIs: ModelAPI -----------------------------------------------------------------
+
+    def tools_for(self, provider: str = "openai", *, mode: str = "all", server: str | None = None) -> list[dict[str, Any]]:
+        """The tools in ``provider``'s shape (:meth:`ModelAPI.tools_for <mcphost.host.tools_api.ModelAPI.tools_for>`)."""
+        return self.models.tools_for(provider, mode=mode, server=server)
+
+    def search_tools(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
+        """The tools that best match ``query`` (:meth:`ModelAPI.search_tools <mcphost.host.tools_api.ModelAPI.search_tools>`)."""
+        return self.models.search_tools(query, limit=limit)
+
+    async def dispatch(self, tool_call: Mapping[str, Any], *, provider: str | None = None,
+                       raise_errors: bool = False) -> dict[str, Any]:
+        """Run a provider's tool call, return its tool-result message (:meth:`ModelAPI.dispatch <mcphost.host.tools_api.ModelAPI.dispatch>`)."""
+        return await self.models.dispatch(tool_call, provider=provider, raise_errors=raise_errors)
+
+    def resolve_tool_name(self, name: str) -> str:
+        """The canonical ``server.tool`` of ``name`` (:meth:`ModelAPI.resolve_tool_name <mcphost.host.tools_api.ModelAPI.resolve_tool_name>`)."""
+        return self.models.resolve_tool_name(name)

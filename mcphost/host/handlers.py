@@ -5,30 +5,38 @@ generic callback); the application registers a handler for each. What the client
 in the handshake follows from what is registered (:meth:`Handlers.capabilities_for`).
 Notifications that concern the application (log messages, progress, resource updates,
 task status) go to its handlers and events. A handler that raises is logged; one that is
-async runs as a task of its own, so a slow one never holds up the reader.
+async runs as a task of its own, so a slow one never holds up the reader. Those tasks are
+held by the handlers' :class:`~mcphost.rpc.taskset.TaskSet` (cancelled at shutdown) and
+bounded: past :data:`HANDLER_TASKS` running at once, a further notification's async handler
+is not run (counted, and logged once per thousand), so a server's flood of log messages
+cannot make the host hold tens of thousands of tasks.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..errors import ConfigurationError, RpcError
 from ..protocol import jsonrpc
 from ..protocol.legacy import client_capabilities
+from ..rpc.taskset import TaskSet
 from ..types import HostEvent, JSONObject, Root
 
 if TYPE_CHECKING:
     from ..client.tasks import TaskHandle
     from .handle import ServerHandle
+    from .lifecycle import HostLifecycle
 
-__all__ = ["EventHandler", "Handlers", "LOG_LEVELS", "Registration", "call_handler", "normalise_roots"]
+__all__ = ["HANDLER_TASKS", "Callbacks", "EventHandler", "Handlers", "LOG_LEVELS", "normalise_roots"]
+
+#: Async application handlers (events, logs, progress) running at once, at most.
+HANDLER_TASKS: Final = 256
 
 logger = logging.getLogger("mcphost.host")
 
@@ -68,6 +76,8 @@ class Handlers:
         self.extra_capabilities: dict[str, Any] = {}
         #: Server tasks the application follows, by (server, task id).
         self.tasks: weakref.WeakValueDictionary[tuple[str, str], TaskHandle] = weakref.WeakValueDictionary()
+        #: The application's async handlers running now (cancelled when the host stops).
+        self.running = TaskSet("handlers", HANDLER_TASKS)
 
     def capabilities_for(self, version: str) -> dict[str, Any]:
         """The ``ClientCapabilities`` to declare for ``version``."""
@@ -84,7 +94,17 @@ class Handlers:
 
     def emit(self, event: HostEvent) -> None:
         for handler in list(self.events):
-            call_handler(handler, (event,), "event handler")
+            self.call(handler, (event,), "event handler")
+
+    def call(self, handler: Callable[..., Any], args: tuple[Any, ...], what: str) -> None:
+        """Call an application handler from the reader; an async one runs as a task held by
+        :attr:`running` (not run at all past its limit, or once the host stopped)."""
+        try:
+            outcome = handler(*args)
+            if inspect.isawaitable(outcome):
+                self.running.start(outcome, what)
+        except Exception:
+            logger.exception("%s failed", what)
 
     # -- server requests ------------------------------------------------------------------
 
@@ -115,14 +135,14 @@ class Handlers:
         """A notification for the application (list changes are the registry's)."""
         if method == "notifications/progress":  # first: one may come with every call
             for progress_handler in list(self.progress):
-                call_handler(progress_handler, (server, params), "on_progress handler")
+                self.call(progress_handler, (server, params), "on_progress handler")
         elif method == "notifications/message":
             level = LOG_LEVELS.get(str(params.get("level")), logging.INFO)
             server_log = logging.getLogger(f"mcphost.server.{server}")
             if server_log.isEnabledFor(level):
                 server_log.log(level, "%s", params.get("data"))
             for log_handler in list(self.log):
-                call_handler(log_handler, (server, params), "on_log handler")
+                self.call(log_handler, (server, params), "on_log handler")
         elif method == "notifications/resources/updated":
             self.emit({"type": "resource_updated", "server": server, "data": params})
         elif method == "notifications/elicitation/complete":
@@ -134,12 +154,16 @@ class Handlers:
             self.emit({"type": "task_status", "server": server, "data": params})
 
 
-class Registration:
-    """The application registers its handlers and event listeners: part of ``MCPHost``."""
+class Callbacks:
+    """Where the application registers its handlers and event listeners (``MCPHost``'s
+    ``register_callback`` and ``on_*`` methods delegate here)."""
 
-    _handlers: Handlers
-    _state: str
-    _servers: dict[str, ServerHandle]
+    def __init__(
+        self, handlers: Handlers, servers: Mapping[str, ServerHandle], lifecycle: HostLifecycle
+    ) -> None:
+        self._handlers = handlers
+        self._servers = servers
+        self._lifecycle = lifecycle
 
     def register_callback(
         self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None
@@ -200,11 +224,7 @@ class Registration:
         self._handlers.events.append(handler)
 
     def _before_start(self, what: str) -> None:
-        if self._state != "new":
-            logger.warning(
-                "%s registered after initialize(): servers already started were not told "
-                "of the capability", what,
-            )
+        self._lifecycle.warn_if_started(what)
 
 
 def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:
@@ -226,20 +246,3 @@ async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
-
-
-def call_handler(handler: Callable[..., Any], args: tuple[Any, ...], what: str) -> None:
-    """Call an application handler from the reader; an async one runs as its own task."""
-    try:
-        outcome = handler(*args)
-        if inspect.isawaitable(outcome):
-            asyncio.get_running_loop().create_task(_guard(outcome, what))
-    except Exception:
-        logger.exception("%s failed", what)
-
-
-async def _guard(awaitable: Awaitable[Any], what: str) -> None:
-    try:
-        await awaitable
-    except Exception:
-        logger.exception("%s failed", what)

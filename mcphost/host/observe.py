@@ -106,10 +106,17 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
 
 
 class Observability:
-    """``metrics_text()`` and ``on_call()`` of :class:`~mcphost.host.facade.MCPHost`."""
+    """``metrics_text()``, ``get_metrics()`` and ``on_call()`` of
+    :class:`~mcphost.host.facade.MCPHost`."""
 
-    _servers: dict[str, ServerHandle]
-    _call_hooks: list[CallHook]
+    def __init__(self, servers: Mapping[str, ServerHandle], call_hooks: list[CallHook]) -> None:
+        self._servers = servers
+        #: The hooks every server's handle calls after each request (shared with them).
+        self.call_hooks = call_hooks
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Per-server state, counters and per-tool latency statistics."""
+        return {name: h.metrics_snapshot() for name, h in self._servers.items()}
 
     def metrics_text(self) -> str:
         """Every server's metrics in the Prometheus text exposition format (0.0.4).
@@ -128,7 +135,7 @@ class Observability:
         ``tool``, ``duration`` (s), ``outcome``, ``request_id``, ``error``. For exporting to
         OpenTelemetry or anything else; a hook that raises is logged, never the call's
         failure."""
-        self._call_hooks.append(hook)
+        self.call_hooks.append(hook)
 
 
 def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = None) -> None:

@@ -1,8 +1,8 @@
 """The host's requests other than ``tools/call``, as public methods: prompts, resources,
 completion, tasks, roots, logging levels, subscriptions.
 
-Layer 4. :class:`Queries` is mixed into :class:`~mcphost.host.facade.MCPHost`; each method
-routes (:class:`~mcphost.host.router.Router`), and sends through
+Layer 4. :class:`Queries` is one of the collaborators :class:`~mcphost.host.facade.MCPHost`
+delegates to; each method routes (:class:`~mcphost.host.router.Router`), and sends through
 :mod:`~mcphost.host.requests`; the reads that are safe to repeat go through the retry
 policy (:mod:`~mcphost.host.recovery`).
 """
@@ -16,8 +16,15 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, UsageError
-from ..protocol.lifecycle import ServerState
-from ..types import GatheredResources, GetPromptResult, JSONObject, ReadResourceResult, Root
+from ..protocol.lifecycle import HostState, ServerState
+from ..types import (
+    GatheredResources,
+    GetPromptResult,
+    JSONObject,
+    ReadResourceResult,
+    Root,
+    ServerInfo,
+)
 from . import recovery, requests
 from .handlers import LOG_LEVELS, normalise_roots
 
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
     from ..bounds import Bounds
     from .handle import ServerHandle
     from .handlers import Handlers
+    from .lifecycle import HostLifecycle
     from .router import Router
     from .supervisor import Supervisor
 
@@ -34,12 +42,29 @@ __all__ = ["Queries"]
 class Queries:
     """Prompts, resources, completion, tasks and client-side utilities of the host."""
 
-    _servers: dict[str, ServerHandle]
-    _router: Router
-    _supervisor: Supervisor
-    _handlers: Handlers
-    _state: str
-    bounds: Bounds
+    def __init__(
+        self,
+        servers: Mapping[str, ServerHandle],
+        *,
+        router: Router,
+        supervisor: Supervisor,
+        handlers: Handlers,
+        lifecycle: HostLifecycle,
+        bounds: Bounds,
+    ) -> None:
+        self._servers = servers
+        self._router = router
+        self._supervisor = supervisor
+        self._handlers = handlers
+        self._lifecycle = lifecycle
+        self.bounds = bounds
+
+    def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
+        """Every configured server (or only ``server``) with its state, its error and what
+        it offers; a server that is not ready offers nothing, unless ``include_unavailable``
+        (its last lists, for diagnostics)."""
+        handles = [self._router.handle(server)] if server is not None else self._servers.values()
+        return {h.name: cast(ServerInfo, h.info(include_unavailable, self._router.visible_tools)) for h in handles}
 
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
@@ -112,7 +137,8 @@ class Queries:
     async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
         """Replace the roots and send ``notifications/roots/list_changed`` to every server
         (roots are declared at start: give ``roots=`` to the constructor, even ``[]``)."""
-        if not (self._handlers.roots_given or self._handlers.roots_handler) and self._state != "new":
+        if not (self._handlers.roots_given or self._handlers.roots_handler) and \
+                self._lifecycle.state is not HostState.NEW:
             raise UsageError("set_roots(): roots were not declared at start; pass roots=[] to MCPHost")
         self._handlers.roots = normalise_roots(roots)
         self._handlers.roots_given = True

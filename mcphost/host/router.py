@@ -46,17 +46,13 @@ logger = logging.getLogger("mcphost.host.router")
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "peer", "plain", "record", "retry_safe",
-                 "session", "start", "start_plain", "stats", "task_support", "tool", "valid")
+    __slots__ = ("generation", "handle", "has_output", "name", "plain", "record", "retry_safe",
+                 "session", "stats", "task_support", "tool", "valid")
 
     def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
         self.handle = handle
         self.generation = handle.route_generation
         self.session = session
-        self.peer = session.peer
-        #: The session's fast path of ``tools/call``.
-        self.start = session.start_call
-        self.start_plain = session.start_plain
         self.name = name
         self.tool = tool
         #: The input validator's ``is_valid``, found on first use; False when there is none.

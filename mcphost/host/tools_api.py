@@ -1,6 +1,7 @@
 """The model-API part of ``MCPHost``: ``tools_for``, ``dispatch``, ``search_tools``.
 
-Layer 4. :class:`ModelAPI` is mixed into :class:`~mcphost.host.facade.MCPHost`; the shapes,
+Layer 4. :class:`ModelAPI` is one of the collaborators :class:`~mcphost.host.facade.MCPHost`
+delegates to; the shapes,
 names and results are :mod:`~mcphost.host.providers`, the ranking
 :mod:`~mcphost.host.search`. The alias table and the search index are rebuilt when a tool
 list, a server's state or the permissions change (a version key of the servers' route
@@ -15,7 +16,7 @@ for the context window; ``dispatch`` serves them like any tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, RoutingError, UsageError
@@ -53,14 +54,27 @@ class _Tables:
 
 
 class ModelAPI:
-    """``tools_for``, ``dispatch``, ``search_tools``, ``resolve_tool_name``."""
+    """``tools_for``, ``dispatch``, ``search_tools``, ``resolve_tool_name``.
 
-    _servers: dict[str, ServerHandle]
-    _router: Router
-    _model_tables: tuple[Any, _Tables] | None = None
+    Args:
+        servers: the host's handles by name.
+        router: the host's router (its permissions are part of the tables' version).
+        get_tools: the host's ``get_tools()`` (what the ready servers offer, permitted).
+        call_tool: the host's ``call_tool(name, arguments)``.
+    """
 
-    if TYPE_CHECKING:
-        def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, Any]: ...
+    def __init__(
+        self,
+        servers: Mapping[str, ServerHandle],
+        router: Router,
+        get_tools: Callable[[], Mapping[str, Any]],
+        call_tool: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    ) -> None:
+        self._servers = servers
+        self._router = router
+        self._get_tools = get_tools
+        self._call_tool = call_tool
+        self._model_tables: tuple[Any, _Tables] | None = None
 
     def _tables(self) -> _Tables:
         key = (tuple((n, h.route_generation) for n, h in self._servers.items()), id(self._router.permissions))
@@ -68,7 +82,7 @@ class ModelAPI:
         if cached is not None and cached[0] == key:
             return cached[1]
         tools: dict[str, tuple[str, dict[str, Any]]] = {}
-        for server, info in self.get_tools().items():
+        for server, info in self._get_tools().items():
             for tool in info["tools"]:
                 tools[f"{server}.{tool['name']}"] = (server, tool)
         tables = _Tables(tools)
@@ -158,7 +172,6 @@ class ModelAPI:
         return tool_result(provider, name, call_id, result)
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        host = cast(Any, self)
         if name in _META:
             if name == "search_tools":
                 found = self.search_tools(str(arguments.get("query", "")), limit=int(arguments.get("limit") or 5))
@@ -180,10 +193,10 @@ class ModelAPI:
                     raise UsageError(f"call_tool: the arguments of {target!r} are not JSON: {exc}") from None
             if not isinstance(inner, Mapping):
                 raise UsageError("call_tool: arguments must be an object")
-            return cast(dict[str, Any], await host.call_tool(target, dict(inner)))
-        return cast(dict[str, Any], await host.call_tool(self.resolve_tool_name(name), arguments))
+            return cast(dict[str, Any], await self._call_tool(target, dict(inner)))
+        return cast(dict[str, Any], await self._call_tool(self.resolve_tool_name(name), arguments))
 
-    def _resolve_alias(self, name: str) -> str | None:
+    def resolve_alias(self, name: str) -> str | None:
         """For the router: the canonical name of an alias, or None."""
         try:
             canonical = self.resolve_tool_name(name)

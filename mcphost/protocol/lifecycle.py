@@ -1,8 +1,17 @@
-"""The states of one configured server in the host, and the one table of transitions.
+"""Every lifecycle of the host, each an enum with one table of transitions.
 
-Sans-I/O (layer 1). Only the supervisor changes a server's state, through
-:func:`check`; every transition is logged and emitted as an event there. The table is the
-whole truth: a transition not in it is a bug, and raises.
+Sans-I/O (layer 1). Three lifecycles, one model: a ``str`` enum whose value is what the
+public API shows, a table ``state -> states it may move to``, and :func:`move`, which
+raises :class:`IllegalTransition` for a move outside the table (a bug of mcphost, never of
+a server). Each has exactly one writer, which logs and emits the move:
+
+- :class:`ServerState`, one configured server (written by the supervisor, below);
+- :class:`HostState`, the host as a whole (written by the host's lifecycle holder);
+- :class:`~mcphost.protocol.machine.PeerState`, one JSON-RPC connection (written by the
+  peer; in :mod:`~mcphost.protocol.machine` with the model itself, where the role-neutral
+  ``rpc`` room may import it).
+
+The server's lifecycle:
 
 ::
 
@@ -30,7 +39,17 @@ from __future__ import annotations
 import enum
 from typing import Final
 
-__all__ = ["ServerState", "TRANSITIONS", "check", "IllegalTransition"]
+from .machine import IllegalTransition, move
+
+__all__ = [
+    "HOST_TRANSITIONS",
+    "TRANSITIONS",
+    "HostState",
+    "IllegalTransition",
+    "ServerState",
+    "check",
+    "move",
+]
 
 
 class ServerState(str, enum.Enum):
@@ -62,11 +81,44 @@ TRANSITIONS: Final[dict[ServerState, frozenset[ServerState]]] = {
 }
 
 
-class IllegalTransition(RuntimeError):
-    """A transition outside the table: a bug of the host, never of a server."""
-
-
 def check(old: ServerState, new: ServerState) -> None:
-    """Raise :class:`IllegalTransition` unless ``old -> new`` is in the table."""
-    if new not in TRANSITIONS[old]:
-        raise IllegalTransition(f"server state cannot go from {old.value} to {new.value}")
+    """Raise :class:`IllegalTransition` unless ``old -> new`` is in the server table."""
+    move(TRANSITIONS, old, new, "server")
+
+
+class HostState(str, enum.Enum):
+    """The host's own state (``MCPHost.state``).
+
+    ::
+
+        NEW --initialize()--> STARTING --every server tried--> READY
+         |                       |                               |
+         |                       | a start failed (all-or-nothing), or shutdown()
+         +-------- shutdown() ---+------------> STOPPING <-------+ shutdown()
+                                                   |
+                                                   v
+                                                STOPPED  (final: a host is not reused)
+
+    ``SHUTDOWN`` of the MCP Host specification (FR6.1) is ``STOPPED``: ``is_shut_down``
+    says it in the specification's word.
+    """
+
+    NEW = "new"
+    STARTING = "starting"
+    READY = "ready"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+H = HostState
+
+HOST_TRANSITIONS: Final[dict[HostState, frozenset[HostState]]] = {
+    H.NEW: frozenset({H.STARTING, H.STOPPING}),
+    H.STARTING: frozenset({H.READY, H.STOPPING}),
+    H.READY: frozenset({H.STOPPING}),
+    H.STOPPING: frozenset({H.STOPPED}),
+    H.STOPPED: frozenset(),
+}

@@ -1,8 +1,11 @@
-"""The records of one peer: a pending call, and the peer's counters.
+"""The records of one peer: a call's options, a pending call, and the peer's counters.
 
-Layer 3, no I/O. A :class:`Call` is made for every request sent, so it holds only what
-the commonest call needs; a :class:`TimedCall` holds what a call with its own deadline
-or a result of another shape needs as well.
+Layer 3, no I/O. :class:`CallOptions` is the one spelling of what a request may ask beyond
+the default (a timeout of its own, a clock restarted by progress, a hard maximum, a result of
+the method's alternate shape): the host, the session and the peer pass the same object, so
+the options are declared once. A :class:`Call` is made for every request sent, so it holds
+only what the commonest call needs; a :class:`TimedCall` holds what a call made with options
+needs as well.
 """
 
 from __future__ import annotations
@@ -14,9 +17,55 @@ from typing import Any, Final
 
 from .deadlines import Cancellable
 
-__all__ = ["Call", "PeerStats", "TimedCall"]
+__all__ = ["Call", "CallOptions", "PeerStats", "TimedCall"]
 
 _INF: Final = math.inf
+
+
+class CallOptions:
+    """What one request asks beyond the peer's defaults (``None`` in place of an instance:
+    nothing; the commonest call, which takes no allocation for its options).
+
+    Args:
+        timeout: seconds before giving up (``None``: the peer's default; ``0`` or
+            ``math.inf``: no timeout).
+        reset_on_progress: each progress notification restarts the timeout.
+        max_timeout: a hard maximum in seconds, even with progress resets; with resets and no
+            maximum given, ``RESET_MAXIMUM`` (the peer's) times the timeout.
+        augmented: the result has the method's alternate shape (a task-augmented request's
+            ``CreateTaskResult``), checked as such.
+    """
+
+    __slots__ = ("augmented", "max_timeout", "reset_on_progress", "timeout")
+
+    def __init__(
+        self,
+        timeout: float | None = None,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = None,
+        augmented: bool = False,
+    ) -> None:
+        self.timeout = timeout
+        self.reset_on_progress = reset_on_progress
+        self.max_timeout = max_timeout
+        self.augmented = augmented
+
+    @classmethod
+    def of(
+        cls,
+        timeout: float | None = None,
+        reset_on_progress: bool = False,
+        max_timeout: float | None = None,
+        augmented: bool = False,
+    ) -> CallOptions | None:
+        """The options, or ``None`` when every one is the default."""
+        if timeout is None and not reset_on_progress and not max_timeout and not augmented:
+            return None
+        return cls(timeout, reset_on_progress, max_timeout, augmented)
+
+    def __repr__(self) -> str:
+        return (f"CallOptions(timeout={self.timeout!r}, reset_on_progress={self.reset_on_progress!r}, "
+                f"max_timeout={self.max_timeout!r}, augmented={self.augmented!r})")
 
 
 class PeerStats:

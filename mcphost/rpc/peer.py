@@ -43,15 +43,19 @@ from ..errors import (
     UsageError,
 )
 from ..protocol import jsonrpc
+from ..protocol.machine import PEER_TRANSITIONS, PeerState, move
 from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
-from .calls import Call, PeerStats, TimedCall
+from .calls import Call, CallOptions, PeerStats, TimedCall
 from .deadlines import Deadlines, Scheduler
 
-__all__ = ["TIMED_OUT", "Call", "Peer", "PeerStats", "TimedCall"]
+__all__ = ["TIMED_OUT", "Call", "CallOptions", "Peer", "PeerStats", "TimedCall"]
 
 logger = logging.getLogger("mcphost.rpc")
 
 _INF: Final = math.inf
+_Future: Final = asyncio.Future
+_CLOSED: Final = PeerState.CLOSED
+_GONE: Final = PeerState.GONE
 #: The reason ``on_abandoned`` is given for a call whose deadline passed.
 TIMED_OUT: Final = "request timed out"
 #: With ``reset_timeout_on_progress`` and no ``max_timeout``, a call still ends after this
@@ -112,9 +116,9 @@ class Peer:
         #: The transport holds more than it wants: ``await drain()`` before sending more
         #: (an attribute the transport keeps current through ``on_write_paused``).
         self.needs_drain = False
-        self._ended = False  # the transport is gone: anything read now is ignored
-        self._closing = False
-        self._closed: MCPHostError | None = None
+        self._state = PeerState.OPEN
+        #: What a request gets once the peer is closing, closed or gone (``None``: open).
+        self._refusal: MCPHostError | None = None
         self._done = asyncio.Event()
         #: How the transport ended (``None`` while it is up).
         self.gone: Gone | None = None
@@ -126,13 +130,23 @@ class Peer:
         self.transport.set_receiver(self)
 
     @property
+    def state(self) -> PeerState:
+        return self._state
+
+    def _move(self, new: PeerState) -> None:
+        # The peer's one writer of its state (protocol/lifecycle.py: PEER_TRANSITIONS).
+        move(PEER_TRANSITIONS, self._state, new, "peer")
+        self._state = new
+
+    @property
     def request_timeout(self) -> float:
         """Seconds a request waits by default (``0`` or ``math.inf``: no timeout)."""
         return self.deadlines.default
 
     @property
     def closed(self) -> bool:
-        return self._closed is not None
+        """No request can be sent any more (closing, closed, or gone)."""
+        return self._refusal is not None
 
     @property
     def pending(self) -> int:
@@ -146,11 +160,12 @@ class Peer:
 
     async def aclose(self, timeout: float = 10.0, reason: str = "server was shut down") -> Gone:
         """Close the transport and fail whatever is still pending (with ``reason``)."""
-        self._closing = True
-        if self._closed is None:
-            self._closed = ServerUnavailableError(reason, server=self.name)
+        if self._state is PeerState.OPEN:
+            self._move(PeerState.CLOSING)
+            self._refusal = ServerUnavailableError(reason, server=self.name)
         gone = await self.transport.aclose(timeout)
-        self._ended = True
+        if self._state is PeerState.CLOSING:
+            self._move(PeerState.CLOSED)
         self._fail_all(lambda: ServerUnavailableError(reason, server=self.name))
         self._done.set()
         if self.gone is None:
@@ -170,159 +185,130 @@ class Peer:
         max_timeout: float | None = None,
         augmented: bool = False,
     ) -> Any:
-        """Send a request and return its ``result``.
-
-        Args:
-            method: the JSON-RPC method.
-            params: its params (not mutated).
-            timeout: seconds before giving up (``None``: the peer's default; ``0`` or
-                ``math.inf``: no timeout).
-            progress: called with the params of each progress notification for this call.
-            reset_timeout_on_progress: each progress notification restarts the timeout
-                (with or without a ``progress`` callback).
-            max_timeout: hard maximum in seconds, even with progress resets; with resets
-                and no maximum given, :data:`RESET_MAXIMUM` times the timeout.
-            augmented: the result has the method's alternate shape (checked as such).
+        """Send a request and return its ``result``: :meth:`start_request` then :meth:`wait`
+        (the options are those of :class:`~mcphost.rpc.calls.CallOptions`).
 
         Raises:
             ServerError: the other side answered with a JSON-RPC error.
             TimeoutError: no answer in time.
             ServerUnavailableError: the transport is gone or went away meanwhile.
-            UsageError: ``params`` cannot be encoded as JSON.
+            UsageError: ``params`` cannot be encoded as JSON; a bad option.
         """
-        call = self.start_request(
-            method, params, timeout, progress, reset_timeout_on_progress, max_timeout, False, augmented
-        )
-        try:
-            if self.needs_drain:
-                await self.transport.drain()
-            return await call.future
-        except asyncio.CancelledError:
-            self.abandon(call)
-            raise
+        options = CallOptions.of(timeout, reset_timeout_on_progress, max_timeout, augmented)
+        return await self.wait(self.start_request(method, params, progress, options))
 
     def start_request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
-        timeout: float | None = None,
         progress: Callable[[Any], Any] | None = None,
-        reset_timeout_on_progress: bool = False,
-        max_timeout: float | None = None,
-        params_owned: bool = False,
-        augmented: bool = False,
+        options: CallOptions | None = None,
+        owned: bool = False,
     ) -> Call:
-        """Send a request now and return its pending call; the caller awaits ``.future``.
+        """Send a request now and return its pending call; :meth:`wait` gives its result.
 
-        This is :meth:`request` without the ``await``, for hot paths that wait themselves
-        (one coroutine frame less per call). A caller that stops waiting must call
-        :meth:`abandon`, and should ``await drain()`` first when ``needs_drain`` says so.
-        With ``params_owned`` the caller gives ``params`` away (a dict it built for this
-        request): ``tag_progress`` may write into it rather than into a copy.
+        The one sending path of the peer: every request, the commonest included, is built,
+        encoded, sent and given its deadline here. ``progress`` is called with the params of
+        each progress notification naming this call. ``options`` (``None``: the defaults)
+        asks for another deadline or a result of the alternate shape. With ``owned`` the
+        caller gives ``params`` away (a dict it built for this request): ``tag_progress``
+        may write into it rather than into a copy.
+
+        Raises:
+            ServerUnavailableError: the peer is closed or gone (its reason).
+            UsageError: ``params`` cannot be encoded as JSON; a bad option.
         """
-        if self._closed is not None:
+        if self._refusal is not None:
             raise self._unavailable()
-        deadlines = self.deadlines
-        reset = reset_timeout_on_progress
-        if reset:
-            if progress is None:
-                progress = _ignore  # the progress notifications are what restart the clock
-            if max_timeout is None:
-                # Spec: a client MAY reset the clock on progress but SHOULD enforce a hard
-                # maximum; a server sending progress forever must not hold a call forever.
-                seconds = deadlines.default if timeout is None else timeout
-                if type(seconds) in (int, float) and 0 < seconds < _INF:
-                    max_timeout = RESET_MAXIMUM * seconds
-        # The default timeout: watched in sending order, no timer of its own (decided
-        # before anything is sent: anything else is checked first).
-        plain = (timeout is None or timeout == deadlines.default) and not reset and (
-            max_timeout is None or max_timeout == 0
-        )
-        if not plain:
-            _check_seconds(method, "timeout", timeout)
-            _check_seconds(method, "max_timeout", max_timeout)
-        future: asyncio.Future[Any] = self._loop.create_future()
         rid = next(self._ids)
-        call = self._pending[rid] = (
-            Call(future, method, rid, progress) if plain and not augmented
-            else TimedCall(future, method, rid, progress, augmented)
-        )
-        if progress is not None:
-            tag = self.tag_progress
-            if tag is not None:
-                params = tag(params, rid, params_owned)
-            self.progress_calls[rid] = call
+        if options is None:
+            # (asyncio.Future(loop=...) is what the loop's create_future() returns, without
+            # that method's frame: this runs once per request.)
+            call = Call(_Future(loop=self._loop), method, rid, progress)
+        else:
+            call = self._call_with(options, method, rid, progress)
+            progress = call.progress
+        if progress is not None and self.tag_progress is not None:
+            params = self.tag_progress(params, rid, owned)
         if params is None:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method}
         else:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-        data = self._encode(msg)
-        # Alone in flight (a sequential caller): written at once. Otherwise the transport
-        # gathers this loop turn's requests into one write.
-        self.transport.send(data, REQUEST, method, len(self._pending) == 1)
-        self.stats.requests += 1
-        if plain:
-            # Deadlines.watch_default, inlined: it runs once per request.
-            seconds = deadlines.default
-            if 0 < seconds < _INF:
-                expires = call.expires = deadlines.now() + seconds
-                if expires < deadlines.watchdog_at:
-                    deadlines.arm(expires)
-        else:
-            deadlines.watch(call, timeout, reset, max_timeout)
-        return call
-
-    def start_plain(
-        self, method: str, params: dict[str, Any], progress: Callable[[Any], Any] | None = None
-    ) -> Call:
-        """:meth:`start_request` for the commonest call, fused: the default timeout, a clock
-        that progress does not restart, ``params`` given away. Runs once per request."""
-        if self._closed is not None:
-            raise self._unavailable()
-        pending = self._pending
-        rid = next(self._ids)
-        deadlines = self.deadlines
-        seconds = deadlines.default
-        if 0 < seconds < _INF:
-            expires = deadlines.now() + seconds
-            if expires < deadlines.watchdog_at:
-                deadlines.arm(expires)
-        else:
-            expires = _INF
-        call = pending[rid] = Call(self._loop.create_future(), method, rid, progress, expires)
-        if progress is not None:
-            tag = self.tag_progress
-            if tag is not None:
-                params = tag(params, rid, True)
-            self.progress_calls[rid] = call
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-        try:
-            data = encode_unchecked(msg)
-            # (rfind: on bytes, half the cost of ``in``; see _encode.)
-            if data.rfind(b"null") >= 0 and nonfinite(msg):
-                raise ValueError("NaN and Infinity are not JSON")
-        except (TypeError, ValueError) as exc:
-            raise self._unencodable(rid, method, exc) from None
-        self.transport.send(data, REQUEST, method, len(pending) == 1)
-        self.stats.requests += 1
-        return call
-
-    def _encode(self, msg: dict[str, Any]) -> bytes:
-        """Our request ``msg`` as bytes; not JSON: refused, the call forgotten."""
         try:
             data = encode_unchecked(msg)
             # NaN and infinities are not JSON (orjson would write null): refused the same way
-            # by both codecs; only a message with a null can hold one.
+            # by both codecs; only a message with a null can hold one (rfind: on bytes, half
+            # the cost of ``in``).
             if data.rfind(b"null") >= 0 and nonfinite(msg):
                 raise ValueError("NaN and Infinity are not JSON")
         except (TypeError, ValueError) as exc:
-            raise self._unencodable(msg["id"], msg["method"], exc) from None
-        return data
+            raise UsageError(f"{method}: params are not JSON-serialisable: {exc}", server=self.name) from None
+        pending = self._pending
+        pending[rid] = call
+        if progress is not None:
+            self.progress_calls[rid] = call
+        # Alone in flight (a sequential caller): written at once. Otherwise the transport
+        # gathers this loop turn's requests into one write.
+        self.transport.send(data, REQUEST, method, len(pending) == 1)
+        self.stats.requests += 1
+        if options is None:
+            self.deadlines.watch_default(call)
+        else:
+            self._watch_with(call, options)
+        return call
 
-    def _unencodable(self, rid: int, method: str, exc: Exception) -> UsageError:
-        self._calls.abandon(rid)
-        self.progress_calls.pop(rid, None)
-        return UsageError(f"{method}: params are not JSON-serialisable: {exc}", server=self.name)
+    def _call_with(
+        self, options: CallOptions, method: str, rid: int, progress: Callable[[Any], Any] | None
+    ) -> TimedCall:
+        """The record of a call made with ``options`` (checked here, before anything is sent)."""
+        _check_seconds(method, "timeout", options.timeout)
+        _check_seconds(method, "max_timeout", options.max_timeout)
+        reset = options.reset_on_progress
+        if reset and progress is None:
+            progress = _ignore  # the progress notifications are what restart the clock
+        call = TimedCall(self._loop.create_future(), method, rid, progress, options.augmented)
+        call.reset = reset
+        return call
+
+    def _watch_with(self, call: Call, options: CallOptions) -> None:
+        """The deadline of a call made with ``options``."""
+        timeout, max_timeout = options.timeout, options.max_timeout
+        if call.reset and not max_timeout:
+            # Spec: a client MAY reset the clock on progress but SHOULD enforce a hard
+            # maximum; a server sending progress forever must not hold a call forever.
+            seconds = self.deadlines.default if timeout is None else timeout
+            if 0 < seconds < _INF:
+                max_timeout = RESET_MAXIMUM * seconds
+        self.deadlines.watch(call, timeout, call.reset, max_timeout)
+
+    async def wait(self, call: Call) -> Any:
+        """The result of ``call`` (sent by :meth:`start_request`): the one place a caller waits.
+
+        The call's deadline bounds the whole wait, the wait for a full write buffer (a
+        server that stops reading) included. A caller cancelled while waiting gives the call
+        up (``on_abandoned`` is told) and is cancelled: its cancellation is never swallowed.
+        """
+        try:
+            if self.needs_drain:
+                await self._drain_within(call.future)
+            return await call.future
+        except asyncio.CancelledError:
+            self.abandon(call)
+            raise
+
+    async def _drain_within(self, future: asyncio.Future[Any]) -> None:
+        """Wait until the transport takes more, or ``future`` is done (its deadline passed,
+        the transport went away), whichever comes first."""
+        drain = self._loop.create_task(self.transport.drain())
+        try:
+            await asyncio.wait((drain, future), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not drain.done():
+                drain.cancel()
+            elif not drain.cancelled() and drain.exception() is not None:
+                # The transport failed while we waited: the call fails with the reason the
+                # transport gives the peer (on_gone), not with the drain's.
+                logger.debug("%s: drain failed: %r", self.name, drain.exception())
 
     def abandon(self, call: Call) -> None:
         """The caller of ``call`` was cancelled: stop waiting (``on_abandoned`` is told)."""
@@ -344,7 +330,7 @@ class Peer:
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (dropped if the peer is closed)."""
-        if self._closed is not None:
+        if self._refusal is not None:
             return
         self.transport.send(dumps(jsonrpc.notification(method, params)), NOTIFICATION, method)
 
@@ -373,7 +359,7 @@ class Peer:
 
     def respond(self, rid: Any, result: Any) -> None:
         """Answer request ``rid`` with ``result`` (an unencodable one: -32603 instead)."""
-        if self._closed is not None:
+        if self._refusal is not None:
             return
         try:
             data = dumps(jsonrpc.response(rid, result))
@@ -383,7 +369,7 @@ class Peer:
         self.transport.send(data, RESPONSE)
 
     def respond_error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
-        if self._closed is None:
+        if self._refusal is None:
             self.transport.send(dumps(jsonrpc.error_response(rid, code, message, data)), RESPONSE)
 
     def serve(self, rid: Any, answer: Awaitable[Any]) -> None:
@@ -433,8 +419,9 @@ class Peer:
 
     def on_messages(self, messages: list[Any]) -> None:
         """The transport read ``messages``: act on them now, in order."""
-        if self._ended:
-            return
+        state = self._state
+        if state is _CLOSED or state is _GONE:
+            return  # the transport is gone: anything read now is ignored
         try:
             self._dispatch(messages)
         except Exception as exc:  # pragma: no cover - a bug here must not hang callers
@@ -493,16 +480,22 @@ class Peer:
             self._handle(decoded)
 
     def _on_batch(self, decoded: Any) -> None:
-        """A message that is not an object: a batch, or an error."""
+        """A message that is not an object: a batch (its objects take the same path as
+        single messages), or an error."""
         try:
             messages = jsonrpc.split_batch(decoded)
         except ProtocolError as exc:
             self._protocol_error(exc)
             return
         for msg in messages:
-            self._handle(msg)
+            if type(msg) is dict:
+                self._dispatch([msg])
+            else:
+                self._handle(msg)  # a nested array or a scalar: refused, saying what it is
 
     def _handle(self, msg: Any) -> None:
+        """Anything :meth:`_dispatch` does not take inline: a checked result, an error
+        response, a request of the other side, or a message that breaks the rules."""
         try:
             kind = jsonrpc.classify(msg)
             if kind == jsonrpc.RESPONSE:
@@ -525,14 +518,8 @@ class Peer:
                                 data=data,
                             )
                         )
-            elif kind == jsonrpc.NOTIFICATION:
-                self.stats.notifications += 1
-                direct = self.notification_handlers.get(msg["method"])
-                if direct is not None:
-                    direct(msg.get("params"))
-                elif self.on_notification is not None:
-                    self.on_notification(msg["method"], msg.get("params"))
-            else:
+            elif kind == jsonrpc.REQUEST:
+                # (A valid notification never comes here: _dispatch took it.)
                 self.stats.server_requests += 1
                 if self.on_request is None:
                     self.respond_error(
@@ -586,9 +573,10 @@ class Peer:
 
     def on_gone(self, gone: Gone) -> None:
         """The transport is gone: every pending call fails with its reason."""
-        if self._ended:
+        before = self._state
+        if before is _CLOSED or before is _GONE:
             return
-        self._ended = True
+        self._move(PeerState.GONE)
         self.gone = gone
 
         def error() -> MCPHostError:
@@ -597,15 +585,15 @@ class Peer:
             )
 
         exc = error()
-        if self._closed is None:
-            self._closed = exc
+        if self._refusal is None:
+            self._refusal = exc
         self._fail_all(error)
         self._done.set()
-        if self.on_closed is not None and not self._closing:
+        if self.on_closed is not None and before is PeerState.OPEN:
             self.on_closed(exc)
 
     def _unavailable(self) -> MCPHostError:
-        closed = self._closed
+        closed = self._refusal
         assert closed is not None
         if isinstance(closed, ServerUnavailableError):
             return ServerUnavailableError(
@@ -614,7 +602,7 @@ class Peer:
         return closed
 
     def _fail_all(self, make_error: Callable[[], MCPHostError]) -> None:
-        if self._closed is not None:
+        if self._refusal is not None:
             self.deadlines.close()
         for call in self._calls.drain():
             self._forget(call)

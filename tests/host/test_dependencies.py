@@ -49,7 +49,7 @@ async def test_a_diamond_starts_in_layers_and_stops_in_reverse() -> None:
 
 async def test_a_failing_dependency_stops_its_dependents_and_says_why() -> None:
     host = MCPHost(diamond(exitAtStart=4, stderr="a is broken"), require_all=False, retry=NO_RETRY)
-    cfg = host._config_source
+    cfg = host.lifecycle.source
     assert isinstance(cfg, dict)
     cfg["mcpServers"]["e"] = fake({"tools": [ECHO_TOOL]})  # independent of a
     async with host:

@@ -34,7 +34,7 @@ def server(**extra: Any) -> dict[str, Any]:
 def host_with(cfg: dict[str, Any], **kwargs: Any) -> tuple[MCPHost, Clock]:
     host = MCPHost(cfg, **kwargs)
     clock = Clock()
-    host._supervisor.reads = ReadCache(clock=clock)
+    host.supervisor.reads = ReadCache(clock=clock)
     return host, clock
 
 
@@ -117,11 +117,11 @@ async def test_what_invalidates_an_entry() -> None:
         # list_changed of resources drops every read of the server; of prompts, its prompts.
         await host.get_prompt("a.greet", {"who": "x"})
         await host.call_tool("a.mutate", {})
-        assert await wait_for(lambda: host._supervisor.reads.cache.stats()["entries"] == 0)
+        assert await wait_for(lambda: host.supervisor.reads.cache.stats()["entries"] == 0)
         # A restart drops everything of the server.
         await host.get_resource("mem://c")
         await host.restart_server("a")
-        assert host._supervisor.reads.cache.stats()["entries"] == 0
+        assert host.supervisor.reads.cache.stats()["entries"] == 0
 
 
 async def test_a_stale_entry_is_served_when_the_server_cannot_answer() -> None:

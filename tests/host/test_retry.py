@@ -49,8 +49,8 @@ def clocked(host: MCPHost) -> list[float]:
         delays.append(seconds)
         await asyncio.sleep(0)
 
-    host._supervisor.sleep = sleep
-    host._supervisor.random = lambda: 0.0
+    host.supervisor.sleep = sleep
+    host.supervisor.random = lambda: 0.0
     return delays
 
 
@@ -154,7 +154,7 @@ async def test_a_shutdown_cancels_the_retries_of_a_start() -> None:
         waiting.set()
         await asyncio.sleep(3600)
 
-    host._supervisor.sleep = sleep
+    host.supervisor.sleep = sleep
     start = asyncio.get_running_loop().create_task(host.initialize())
     await asyncio.wait_for(waiting.wait(), 10)
     await asyncio.wait_for(host.shutdown(), 10)
@@ -352,11 +352,11 @@ async def test_stop_and_restart_by_hand_cancel_a_planned_restart() -> None:
         blocked.set()
         await asyncio.sleep(3600)
 
-    host._supervisor.sleep = sleep
+    host.supervisor.sleep = sleep
     async with host:
         assert script.end is not None
         script.end.peer_gone("server exited")
         await asyncio.wait_for(blocked.wait(), 10)
         await asyncio.wait_for(host.restart_server("a"), 10)
         assert host.servers["a"].state.value == "ready"
-        assert host._supervisor.recovery.pending("a") is None
+        assert host.supervisor.recovery.pending("a") is None

@@ -4,6 +4,7 @@ up with TimeoutError or CancelledError and tells the server with notifications/c
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +125,55 @@ async def test_caller_cancellation_sends_cancelled(tmp_path: Path) -> None:
 
         assert await wait_for(seen)
         assert host.servers["a"].session.pending == 0  # type: ignore[union-attr]
+
+
+# A server that answers the handshake and tools/list, then stops reading its stdin: the
+# host's writes fill the pipe and wait. The call's timeout must bound that wait too.
+_DEAF = r'''
+import json, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "deaf", "version": "1"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+    if msg.get("method") == "tools/list":
+        time.sleep(3600)
+'''
+
+
+def _deaf_config() -> dict[str, Any]:
+    return {"mcpServers": {"deaf": {"command": sys.executable, "args": ["-c", _DEAF]}}}
+
+
+async def test_the_timeout_covers_the_wait_for_a_full_pipe() -> None:
+    # Regression: the wait for the pipe to drain was outside the call's deadline, so a
+    # server that stopped reading held call_tool(..., timeout=1) as long as it liked.
+    async with MCPHost(_deaf_config(), unavailable_after_timeouts=0, shutdown_timeout=1) as host:
+        blob = "x" * (4 << 20)  # more than the pipe and the transport's high-water mark hold
+        with pytest.raises(TimeoutError) as info:
+            # (wait_for only guards the test run: the call itself must give up first.)
+            await asyncio.wait_for(host.call_tool("deaf.t", {"blob": blob}, timeout=1.0), 30)
+        assert "timed out after 1 s" in str(info.value)
+        assert host.servers["deaf"].session is not None
+        assert host.servers["deaf"].session.pending == 0
+
+
+async def test_a_caller_cancelled_while_the_pipe_is_full_is_cancelled() -> None:
+    # The caller's cancellation reaches the caller (never swallowed) and the call is given
+    # up, while the host still waits for the server to read.
+    async with MCPHost(_deaf_config(), unavailable_after_timeouts=0, shutdown_timeout=1) as host:
+        session = host.servers["deaf"].session
+        assert session is not None
+        blob = "x" * (4 << 20)
+        task = asyncio.get_running_loop().create_task(host.call_tool("deaf.t", {"blob": blob}, timeout=0))
+        assert await wait_for(lambda: session.pending == 1 and session.peer.needs_drain)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+        assert session.pending == 0

@@ -565,13 +565,13 @@ async def test_startup_list_changed_burst_coalesces(no_leftovers: None) -> None:
     host.on_elicitation(lambda server, params: {"action": "decline"})
     host.on_event(lambda e: changed.append(e) if e["type"] == "capabilities_changed" else None)
     # Count the raw notifications too (the registry sees each one first; wrapped before start).
-    relay = host._registry.changed
+    relay = host.registry.changed
 
     def spy(handle: Any, method: str) -> bool:
         raw.append(method)
         return relay(handle, method)
 
-    host._registry.changed = spy  # type: ignore[method-assign]
+    host.registry.changed = spy  # type: ignore[method-assign]
     async with host:
         assert await wait_for(lambda: len(changed) >= 1)
         burst = raw.count("notifications/tools/list_changed")

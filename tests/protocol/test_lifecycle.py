@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,37 @@ def test_other_moves_are_bugs(old: ServerState, new: ServerState) -> None:
 
 def test_states_show_as_their_names() -> None:
     assert str(S.READY) == "ready" and S.READY == "ready" and f"{S.UNAVAILABLE}" == "unavailable"
+
+
+# -- the host's and the connection's lifecycles: the same model ----------------------------
+
+from mcphost.protocol.lifecycle import HOST_TRANSITIONS, HostState  # noqa: E402
+from mcphost.protocol.machine import PEER_TRANSITIONS, PeerState, move  # noqa: E402
+
+H, P = HostState, PeerState
+
+
+@pytest.mark.parametrize(("table", "states"), [(HOST_TRANSITIONS, H), (PEER_TRANSITIONS, P)])
+def test_every_lifecycle_has_a_row_per_state(table: dict[Any, frozenset[Any]], states: Any) -> None:
+    assert set(table) == set(states)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        [H.NEW, H.STARTING, H.READY, H.STOPPING, H.STOPPED],
+        [H.NEW, H.STOPPING, H.STOPPED],  # shut down without a start
+        [H.NEW, H.STARTING, H.STOPPING, H.STOPPED],  # a failed (or interrupted) start
+    ],
+)
+def test_documented_host_paths_are_legal(path: list[HostState]) -> None:
+    for old, new in itertools.pairwise(path):
+        move(HOST_TRANSITIONS, old, new, "host")
+
+
+def test_a_stopped_host_is_final_and_the_rest_is_refused() -> None:
+    assert HOST_TRANSITIONS[H.STOPPED] == frozenset()
+    with pytest.raises(IllegalTransition, match="host state cannot go from stopping to ready"):
+        move(HOST_TRANSITIONS, H.STOPPING, H.READY, "host")
+    with pytest.raises(IllegalTransition):
+        move(PEER_TRANSITIONS, P.GONE, P.OPEN, "peer")

@@ -321,3 +321,44 @@ async def test_reset_on_progress_works_without_a_callback_and_has_a_default_maxi
     # ... but 10x the timeout is the end.
     with pytest.raises(TimeoutError, match="hard maximum"):
         await task
+
+
+# -- the peer's state ------------------------------------------------------------------------
+
+
+async def test_the_peer_moves_open_closing_closed() -> None:
+    from mcphost.protocol.machine import PeerState
+
+    peer, _other = await pair()
+    assert peer.state is PeerState.OPEN and not peer.closed
+    closing = asyncio.get_running_loop().create_task(peer.aclose(1.0))
+    await asyncio.sleep(0)
+    assert peer.state in (PeerState.CLOSING, PeerState.CLOSED) and peer.closed
+    await closing
+    assert peer.state in (PeerState.CLOSED, PeerState.GONE)
+    with pytest.raises(ServerUnavailableError):
+        peer.start_request("x")
+
+
+async def test_a_peer_whose_transport_goes_is_gone_and_tells_its_owner_once() -> None:
+    from mcphost.protocol.machine import PeerState
+
+    told: list[Any] = []
+    peer, _other = await pair(on_closed=told.append)
+    call = peer.start_request("x")
+    peer.on_gone(Gone("the server exited"))
+    peer.on_gone(Gone("again"))
+    assert peer.state is PeerState.GONE and len(told) == 1
+    with pytest.raises(ServerUnavailableError, match="the server exited"):
+        await peer.wait(call)
+    peer.on_messages([{"jsonrpc": "2.0", "id": call.rid, "result": {}}])  # ignored once gone
+
+
+async def test_options_are_one_object_and_checked_before_sending() -> None:
+    from mcphost.rpc.calls import CallOptions
+
+    assert CallOptions.of() is None and CallOptions.of(timeout=None, max_timeout=0) is None
+    peer, other = await pair()
+    with pytest.raises(UsageError, match="timeout must be a number"):
+        peer.start_request("x", None, None, CallOptions(timeout="soon"))  # type: ignore[arg-type]
+    assert peer.pending == 0 and other.received == []
