@@ -44,6 +44,7 @@ async def test_connect_all_lists_wrappers_and_executes() -> None:
         assert [t.name for t in manager.get_tools_for_server("api")] == ["mcp__api__echo"]
         assert manager.get_tools_for_server("nobody") == []
         assert manager.available_tool_count == 3
+        assert manager.qualified_tools("fs") == ["fs.echo", "fs.write_file"]
         assert await manager.execute_tool("mcp__fs__echo", {"text": "x"}) == '{"text":"x"}'
         connection = manager.get_connection("fs")
         assert isinstance(connection, MCPServerConnection) and connection.connected and connection.error is None

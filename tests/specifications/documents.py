@@ -31,7 +31,7 @@ async def run(code: str, namespace: dict[str, Any] | None = None, **replace: str
         code = code.replace(old, new)
     scope: dict[str, Any] = {"__name__": "document", **(namespace or {})}
     compiled = compile(code, "<document>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(compiled, scope)  # noqa: S307 - the document's own code, written in the test
+    result = eval(compiled, scope)
     if result is not None:
         await result
     return scope

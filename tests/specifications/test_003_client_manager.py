@@ -112,7 +112,7 @@ async def test_the_examples_as_written(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.usefixtures("document")
 async def test_capability_enforcement_as_written() -> None:
-    scope = await run(CONNECT_ALL.split("manager = ")[0])  # the configs of the first example
+    scope = await run(CONNECT_ALL.split("manager = ", maxsplit=1)[0])  # the configs of the first example
     scope = await run(CAPABILITY_SET, {"configs": scope["configs"][:1]})
     manager = scope["manager"]
     assert await manager.connect_all() == {"fs": True}
@@ -133,7 +133,7 @@ async def test_capability_enforcement_as_written() -> None:
 
 @pytest.mark.usefixtures("document")
 async def test_every_method_and_property_with_its_documented_shape() -> None:
-    configs = (await run(CONNECT_ALL.split("manager = ")[0]))["configs"]
+    configs = (await run(CONNECT_ALL.split("manager = ", maxsplit=1)[0]))["configs"]
     manager = MCPClientManager(configs[:1], capability_set=None)
     # Async where the document says async, sync elsewhere.
     for name in ("connect_all", "connect_server", "disconnect_all", "disconnect_server", "execute_tool"):
