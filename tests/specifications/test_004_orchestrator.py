@@ -1,9 +1,10 @@
 """Specification 004, the Talk-2-Tables orchestrator: its configuration file, interface,
 exception tree, event names and log shape, as the document writes them.
 
-The YAML is the document's, verbatim but for where its two servers are: the SSE URLs
-(``http://localhost:8000/sse``, ``http://localhost:8002/sse``) become the fake server over
-stdio (``transport: "stdio"`` and its command), with the resources the document names.
+The YAML is the document's, verbatim (but for the spaces on its one blank line) except
+where its two servers are: the SSE URLs (``http://localhost:8000/sse``,
+``http://localhost:8002/sse``) become the fake server over stdio (``transport: "stdio"`` and
+its command), with the resources the document names.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ mcp_servers:
       - execute_query
       - list_resources
     transport: "sse"
-    
+
   product_metadata_mcp:
     name: "Product Metadata MCP"
     url: "http://localhost:8002/sse"
@@ -103,12 +104,7 @@ LOG_FORMAT = '''
 }
 '''
 
-EVENT_NAMES = """mcp_connection_initiated mcp_connection_established mcp_connection_failed mcp_connection_closed
-resource_list_requested resource_list_received resource_fetch_requested resource_fetch_completed
-resource_cache_hit resource_cache_miss resource_cache_expired query_received query_processing_started
-resource_gathering_started resource_gathering_completed llm_prompt_created llm_response_received sql_generated
-sql_execution_started sql_execution_completed query_processing_completed error_occurred exception_raised
-recovery_attempted fatal_error""".split()
+EVENT_NAMES = ["mcp_connection_initiated", "mcp_connection_established", "mcp_connection_failed", "mcp_connection_closed", "resource_list_requested", "resource_list_received", "resource_fetch_requested", "resource_fetch_completed", "resource_cache_hit", "resource_cache_miss", "resource_cache_expired", "query_received", "query_processing_started", "resource_gathering_started", "resource_gathering_completed", "llm_prompt_created", "llm_response_received", "sql_generated", "sql_execution_started", "sql_execution_completed", "query_processing_completed", "error_occurred", "exception_raised", "recovery_attempted", "fatal_error"]
 
 ALIASES = {"abracadabra": {"canonical_id": "PROD_123", "canonical_name": "Magic Wand"}}
 RESOURCES = {
