@@ -271,8 +271,7 @@ class MCPHost(Registration, Queries, Observability, ModelAPI):
         self._state = "stopped"
 
     close = shutdown  # the orchestrator specification's name for it
-    add_server = adding  # one server more (or less) at run time: mcphost.host.reload, docs/api.md
-    remove_server = removing
+    add_server, remove_server = adding, removing  # at run time: mcphost.host.reload, docs/api.md
 
     async def start_server(self, name: str) -> None:
         """Start a stopped, failed, unavailable or disabled server (a new process and session);
