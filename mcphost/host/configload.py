@@ -63,6 +63,11 @@ async def load_config(
 def _loaded(config: Any) -> Any:
     where = os.path.basename(config.path) if config.path else "the configuration given in code"
     logger.info("%s loaded: %d server(s)", where, len(config.servers), extra={"event": "config_loaded"})
+    for group in getattr(config, "duplicates", ()):
+        # The host specification calls duplicate servers a configuration error; a warning
+        # here, since one server run twice under two names can be meant (docs/config.md).
+        logger.warning("%s: servers %s have identical definitions: one server configured twice?", where,
+                       ", ".join(group), extra={"event": "config_duplicate_servers"})
     return config
 
 
@@ -135,6 +140,17 @@ def read_config_text(path: str) -> str:
 
 def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
+
+
+def fail_fast(config: Any, *choices: bool | None) -> bool:
+    """Whether a failure fails the whole (start, gathering): the first choice given (a
+    call's argument, then the constructor's), else the configuration's ``failFast``
+    (Talk-2-Tables: ``orchestration.fail_fast``), else ``True``."""
+    for choice in choices:
+        if choice is not None:
+            return bool(choice)
+    configured = getattr(config, "fail_fast", None)
+    return True if configured is None else bool(configured)
 
 
 def _yaml(text: str, path: str) -> Any:

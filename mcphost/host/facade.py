@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, overload
 
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
+from ..config.model import ServerConfig
 from ..errors import MCPHostError, ProtocolError, UsageError
 from ..policy import RetryPolicy
 from ..protocol.lifecycle import HostState
@@ -55,7 +56,6 @@ from ..types import (
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
-from .adapters import ClientManagerAPI
 from .handle import ServerHandle
 from .handlers import Callbacks, Handlers
 from .lifecycle import HostLifecycle
@@ -94,7 +94,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(ClientManagerAPI):
+class MCPHost:
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
@@ -103,8 +103,7 @@ class MCPHost(ClientManagerAPI):
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
-        permissions,
-        handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
+        permissions, handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
     def __init__(
@@ -128,7 +127,7 @@ class MCPHost(ClientManagerAPI):
         transport_factory: Callable[[Any], Transport] | None = None,
         bounds: Bounds | None = None,
         unavailable_after_timeouts: int = 1,
-        require_all: bool = True,
+        require_all: bool | None = None,
         watch: bool = False,
         retry: RetryPolicy | None = None,
         log_level: str | int | None = None,
@@ -189,14 +188,6 @@ class MCPHost(ClientManagerAPI):
     def _new_handle(self, cfg: Any) -> ServerHandle:
         return ServerHandle(cfg, request_timeout=self.request_timeout, shutdown_timeout=self.shutdown_timeout,
                             call_hooks=self._call_hooks)
-
-    @property
-    def _supervisor(self) -> Supervisor:  # (for ClientManagerAPI until it leaves the host)
-        return self.supervisor
-
-    @property
-    def _state(self) -> str:  # (for ClientManagerAPI until it leaves the host)
-        return self.lifecycle.state.value
 
     @property
     def state(self) -> HostState:
@@ -271,6 +262,19 @@ class MCPHost(ClientManagerAPI):
     async def shutdown(self) -> None:
         """Stop every server, in parallel; idempotent and safe to call from any task."""
         await self.lifecycle.shutdown()
+
+    async def close(self) -> None:
+        """:meth:`shutdown`, by the orchestrator specification's name for it."""
+        await self.lifecycle.shutdown()
+
+    async def add_server(self, name: str, entry: Mapping[str, Any] | ServerConfig, *, start: bool = True) -> None:
+        """Add server ``name`` (an ``mcp.json`` entry or a ``ServerConfig``) to the running host
+        (:meth:`HostLifecycle.add_server <mcphost.host.lifecycle.HostLifecycle.add_server>`)."""
+        await self.lifecycle.add_server(name, entry, start=start)
+
+    async def remove_server(self, name: str) -> None:
+        """Stop server ``name`` and forget it (:meth:`HostLifecycle.remove_server <mcphost.host.lifecycle.HostLifecycle.remove_server>`)."""
+        await self.lifecycle.remove_server(name)
 
     async def start_server(self, name: str) -> None:
         """Start a stopped, failed, unavailable or disabled server (a new process and session);
@@ -463,12 +467,20 @@ class MCPHost(ClientManagerAPI):
         """``resources/unsubscribe``."""
         await self.queries.unsubscribe_resource(uri, server=server)
 
+    async def list_resources(self, server: str | None = None) -> list[JSONObject]:
+        """``resources/list`` asked now (:meth:`Queries.list_resources <mcphost.host.queries.Queries.list_resources>`)."""
+        return await self.queries.list_resources(server)
+
+    def servers_with(self, capability: str, *, ready: bool = True) -> list[str]:
+        """The servers that have ``capability``, by priority (:meth:`Queries.servers_with <mcphost.host.queries.Queries.servers_with>`)."""
+        return self.queries.servers_with(capability, ready=ready)
+
     def servers_for(self, domain: str) -> list[str]:
         """The servers whose ``domains`` include ``domain``, by priority (lower first)."""
         return self.queries.servers_for(domain)
 
     async def gather_resources(self, servers: Iterable[str] | None = None,
-                               uri_filter: Callable[[str], bool] | str | None = None, fail_fast: bool = True, *,
+                               uri_filter: Callable[[str], bool] | str | None = None, fail_fast: bool | None = None, *,
                                concurrency: int = 8, timeout: float | None = None) -> GatheredResources:
         """Every listed resource of ``servers`` (:meth:`Queries.gather_resources <mcphost.host.queries.Queries.gather_resources>`)."""
         return await self.queries.gather_resources(servers, uri_filter, fail_fast, concurrency=concurrency,
@@ -477,9 +489,9 @@ class MCPHost(ClientManagerAPI):
     # -- the application's handlers: Callbacks ------------------------------------------------
 
     def register_callback(self, cb: Callable[[str, str, JSONObject], Any], *,
-                          capabilities: Mapping[str, Any] | None = None) -> None:
+                          capabilities: Mapping[str, Any] | None = None, sampling: bool = True) -> None:
         """Receive every server request the host does not answer itself (:meth:`Callbacks.register_callback <mcphost.host.handlers.Callbacks.register_callback>`)."""
-        self.callbacks.register_callback(cb, capabilities=capabilities)
+        self.callbacks.register_callback(cb, capabilities=capabilities, sampling=sampling)
 
     def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
         """Serve ``sampling/createMessage`` (:meth:`Callbacks.on_sampling <mcphost.host.handlers.Callbacks.on_sampling>`)."""

@@ -12,6 +12,7 @@ keeping a state of its own. The servers' own lifecycles stay with the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import re
@@ -22,7 +23,7 @@ from ..config.model import SERVER_NAME_PATTERN, ServerConfig
 from ..errors import ConfigurationError, MCPHostError, ServerStartupError, UsageError
 from ..protocol.lifecycle import HOST_TRANSITIONS, HostState, ServerState, move
 from . import observe
-from .configload import load_config, select
+from .configload import fail_fast, load_config, select
 from .handle import ServerHandle
 from .local import LocalServer, ToolHandler, check_tools
 from .reload import Watcher, apply, dependents_of
@@ -64,7 +65,7 @@ class HostLifecycle:
         only: tuple[str, ...] | None,
         new_handle: Callable[[Any], ServerHandle],
         log_level: str | int | None,
-        require_all: bool,
+        require_all: bool | None,
         watch: bool,
     ) -> None:
         self.servers = servers
@@ -133,7 +134,7 @@ class HostLifecycle:
                 if name in supervisor.local:
                     raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
                 self.servers[name] = self.new_handle(cfg)
-            strict = self.require_all if require_all is None else require_all
+            strict = fail_fast(self.config, require_all, self.require_all)
             local = [name for name in supervisor.local if name in self.servers]
             results = await supervisor.start_all([*self.config.start_order(), local], strict)
         except BaseException:
@@ -216,6 +217,54 @@ class HostLifecycle:
         for dependent in dependents_of(self.config, name):
             if (other := self.servers.get(dependent)) is not None and other.state is ServerState.READY:
                 await self.supervisor.restart(other)
+
+    async def add_server(self, name: str, entry: Mapping[str, Any] | ServerConfig, *, start: bool = True) -> None:
+        """Add server ``name`` to the running host: ``entry`` is its ``mcp.json`` entry (any
+        dialect; ``${...}`` expanded as in a file) or a ``ServerConfig``. It joins the
+        configuration (``host.config``) and starts now, unless ``start=False``.
+
+        Raises:
+            UsageError: the host is not running, or ``name`` is taken or not a server name.
+            ConfigurationError: the entry is invalid (naming its field).
+            ServerStartupError: it did not start (it stays listed, ``failed``, with its error:
+                ``start_server`` tries again, ``remove_server`` forgets it).
+        """
+        self.require_running("add_server")
+        if not isinstance(name, str) or not re.match(SERVER_NAME_PATTERN, name):
+            raise UsageError(f"add_server(): {name!r} is not a server name ({SERVER_NAME_PATTERN})")
+        if name in self.servers or name in self.supervisor.local:
+            raise UsageError(f"add_server(): a server named {name!r} exists already")
+        if isinstance(entry, ServerConfig):
+            config = dataclasses.replace(entry, name=name)
+        elif isinstance(entry, Mapping):
+            from ..config import config_from_data
+
+            home = self.environ.get("HOME") or os.path.expanduser("~")
+            loaded = config_from_data({"mcpServers": {name: dict(entry)}}, environ=self.environ, user_home=home,
+                                      workspace_folder=os.getcwd())
+            self.supervisor.redactor.add_config(loaded)
+            config = loaded.servers[name]
+        else:
+            raise UsageError(f"add_server(): the entry of {name!r} is a mapping (an mcp.json entry), "
+                             f"not {type(entry).__name__}")
+        self.config = dataclasses.replace(self.config, servers={**self.config.servers, name: config})
+        self.servers[name] = self.new_handle(config)
+        logger.info("%s: added", name)
+        if start and config.enabled:
+            await self.start_server(name)
+
+    async def remove_server(self, name: str) -> None:
+        """Stop server ``name`` and forget it: it leaves ``get_tools()``, the metrics and the
+        configuration (``RoutingError``: no such server)."""
+        self.require_running("remove_server")
+        handle = self.router.handle(name)
+        await self.supervisor.stop(handle)
+        self.servers.pop(name, None)
+        self.supervisor.local.pop(name, None)
+        if name in self.config.servers:
+            self.config = dataclasses.replace(
+                self.config, servers={n: c for n, c in self.config.servers.items() if n != name})
+        logger.info("%s: removed", name)
 
     async def register_tools(self, server: str, tools: Sequence[Mapping[str, Any]], handler: ToolHandler) -> None:
         """See :meth:`MCPHost.register_tools <mcphost.host.facade.MCPHost.register_tools>`."""
