@@ -248,7 +248,8 @@ class SseServer:
         self.host, self.port = host, port
         self.sessions: dict[str, _Session] = {}
         self._listener: asyncio.AbstractServer | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._answers: set[asyncio.Task[None]] = set()
         self._connections: set[asyncio.StreamWriter] = set()
 
     @property
@@ -272,12 +273,15 @@ class SseServer:
         """Stop listening, end every stream and wait for the handlers."""
         if self._listener is not None:
             self._listener.close()
+        for task in list(self._answers):
+            task.cancel()
+        # Connection handlers are not cancelled (asyncio's stream server of Python 3.11 reports
+        # a cancelled handler as an unhandled error): closing their sockets ends them.
         for writer in list(self._connections):
             writer.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        pending = [*self._answers, *self._handlers]
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
         if self._listener is not None:
             await self._listener.wait_closed()
 
@@ -290,16 +294,16 @@ class SseServer:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)
+        self._handlers.add(task)
         self._connections.add(writer)
         try:
             # HTTP/1.1 keep-alive: the client may send its POSTs one after another on one connection.
             while await self._request(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            pass
+            pass  # the client went away, or sent a head over the limit
         finally:
-            self._tasks.discard(task)
+            self._handlers.discard(task)
             self._connections.discard(writer)
             writer.close()
 
@@ -354,8 +358,8 @@ class SseServer:
             return
         await _respond(writer, 202, "Accepted", b"Accepted")
         task = asyncio.get_running_loop().create_task(self._answer(session, message))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
 
     async def _answer(self, session: _Session, message: Any) -> None:
         reply = await self.server.handle(message)
