@@ -92,7 +92,8 @@ def resources_in(prompt: str) -> list[dict[str, Any]]:
 
 
 _FENCE = re.compile(r"```(?:json|sql)?\s*(.*?)```", re.S | re.I)
-_SELECT = re.compile(r"((?:WITH|SELECT)\b.*?)(?:;|$)", re.S | re.I)
+# A SELECT, or a WITH that has one ("I cannot help with that." is no SQL).
+_SELECT = re.compile(r"\b((?:WITH\b.*?\bSELECT|SELECT)\b.*?)(?:;|$)", re.S | re.I)
 
 
 def parse_response(text: str) -> dict[str, Any]:

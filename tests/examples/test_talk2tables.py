@@ -1,0 +1,449 @@
+"""The Talk-2-Tables example, end to end with scripted models (the orchestrator document, issue 22 part 4).
+
+Real servers (the example's SQLite database and product-metadata servers) over stdio and over
+legacy SSE on 127.0.0.1; the model is scripted, so each test says exactly what SQL arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # the example lives beside the package, not in it
+    sys.path.insert(0, str(ROOT))
+
+from examples.talk2tables import configs  # noqa: E402
+from examples.talk2tables.llm import (  # noqa: E402
+    DemoLLM,
+    ScriptedLLM,
+    build_prompt,
+    parse_response,
+    resources_in,
+)
+from examples.talk2tables.orchestrator import QUERY_EVENTS, Talk2TablesOrchestrator  # noqa: E402
+from examples.talk2tables.servers.catalog import PRODUCTS  # noqa: E402
+from examples.talk2tables.sqlcheck import SchemaValidator, classify  # noqa: E402
+
+from mcphost import MCPHostError  # noqa: E402
+from mcphost.compat.orchestrator import (  # noqa: E402
+    InvalidSQLError,
+    LLMCommunicationError,
+    MCPOrchestratorException,
+    SQLExecutionError,
+    SQLSchemaError,
+)
+from mcphost.logs import JSONFormatter  # noqa: E402
+
+LOW_STOCK = sorted(p[1] for p in PRODUCTS if p[4] < p[5])
+LOW_STOCK_SQL = ("SELECT p.product_name FROM products p JOIN inventory i ON i.product_id = p.product_id "
+                 "WHERE i.quantity_on_hand < i.reorder_level ORDER BY p.product_name")
+DOCUMENT_EVENTS = set(QUERY_EVENTS) | {
+    "resource_gathering_started", "resource_gathering_completed", "resource_list_requested",
+    "resource_list_received", "resource_fetch_requested", "resource_fetch_completed", "resource_cache_hit",
+    "resource_cache_miss", "resource_cache_expired"}
+
+
+def answer(sql: str, **more: Any) -> str:
+    return json.dumps({"sql_query": sql, "resolved_entities": {}, "explanation": "scripted", **more})
+
+
+class Lines(logging.Handler):
+    """The JSON lines the document's log shape gives, parsed back."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(JSONFormatter(nested=True))
+        self.lines: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(json.loads(self.format(record)))
+
+    def events(self) -> list[str]:
+        return [line["event"] for line in self.lines if line["event"] in DOCUMENT_EVENTS]
+
+
+@pytest.fixture
+def log_lines() -> Iterator[Lines]:
+    handler = Lines()
+    loggers = [logging.getLogger(n) for n in ("talk2tables", "mcphost.compat")]
+    saved = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    yield handler
+    for lg, level in zip(loggers, saved):
+        lg.removeHandler(handler)
+        lg.setLevel(level)
+
+
+def resolve_price(prompt: str) -> str:
+    """A model's work for "price of abracadabra": the alias from the metadata server's resource."""
+    servers = resources_in(prompt)
+    assert [s["server"] for s in servers] == ["product_metadata_mcp", "database_mcp"]  # by priority
+    aliases = servers[0]["resources"]["product-metadata://product_aliases"]
+    refs = aliases["abracadabra"]["database_references"]
+    assert "products" in servers[1]["resources"]["database://table_schemas"]
+    return json.dumps({"sql_query": f"SELECT product_name, unit_price FROM products WHERE product_id = "
+                                    f"{refs['products.product_id']}",
+                       "resolved_entities": {"abracadabra": refs}, "explanation": "alias from product metadata"})
+
+
+async def _price_of_abracadabra(config: Any) -> None:
+    llm = ScriptedLLM([resolve_price])
+    async with Talk2TablesOrchestrator(config) as orchestrator:
+        result = await orchestrator.process_query("what does abracadabra cost?", llm)
+    assert result["success"] is True, result
+    assert result["result"] == {"columns": ["product_name", "unit_price"], "rows": [["Magic Wand Pro", 59.99]]}
+    assert result["resolved_entities"]["abracadabra"]["products.product_id"] == 123
+    assert result["metadata"]["mcp_servers_used"] == ["product_metadata_mcp", "database_mcp"]
+    assert result["recovery"]["attempts"] == [] and result["metadata"]["attempts"] == 1
+
+
+async def test_a_question_is_answered_through_both_servers_over_stdio() -> None:
+    await _price_of_abracadabra(configs.stdio_config())
+
+
+async def test_a_question_is_answered_through_both_servers_over_sse() -> None:
+    async with configs.serve_sse() as config:
+        assert all(e["url"].startswith("http://127.0.0.1:") and e["transport"] == "sse"
+                   for e in config["mcp_servers"].values())
+        await _price_of_abracadabra(config)
+
+
+async def test_the_documents_configuration_file_is_read_as_written() -> None:
+    # The YAML (PyYAML is a test dependency) and its JSON twin say the same; the servers it names
+    # run here on free ports instead of 8000 and 8002, the rest of the file as it is.
+    yaml = pytest.importorskip("yaml")
+    doc = yaml.safe_load((ROOT / "examples/talk2tables/mcp_config.yaml").read_text())
+    assert json.loads((ROOT / "examples/talk2tables/mcp_config.json").read_text()) == doc
+    assert doc["orchestration"] == {"resource_cache_ttl": 300, "fail_fast": True, "enable_logging": True,
+                                    "log_level": "DEBUG"}
+    async with configs.serve_sse() as served:
+        for name, entry in doc["mcp_servers"].items():
+            entry["url"] = served["mcp_servers"][name]["url"]
+        async with Talk2TablesOrchestrator(doc) as orchestrator:
+            clients = orchestrator.mcp_clients
+            assert {n: (c["priority"], c["capabilities"]) for n, c in clients.items()} == {
+                "database_mcp": (10, ["execute_query", "list_resources"]),
+                "product_metadata_mcp": (1, ["list_resources"])}
+            assert orchestrator.find_executor() == "database_mcp"
+            assert orchestrator.servers_for("products") == ["product_metadata_mcp", "database_mcp"]
+            result = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+    assert sorted(r[1] for r in result["result"]["rows"]) == LOW_STOCK
+
+
+async def test_a_failing_query_is_recovered_on_the_second_attempt(log_lines: Lines) -> None:
+    def corrected(prompt: str) -> str:
+        # The recovery prompt carries what the document's template lists.
+        assert prompt.startswith("PREVIOUS SQL EXECUTION FAILED")
+        assert "FAILED SQL: SELECT product_name, stock FROM products" in prompt
+        assert "ERROR (MISSING_COLUMN): SQL error: no such column: stock" in prompt
+        assert "Use correct column names from schema." in prompt
+        assert "database://table_schemas" in prompt and "product-metadata://column_mappings" in prompt
+        return answer(LOW_STOCK_SQL, changes="stock is inventory.quantity_on_hand")
+
+    llm = ScriptedLLM([answer("SELECT product_name, stock FROM products"), corrected])
+    async with Talk2TablesOrchestrator(configs.stdio_config()) as orchestrator:
+        result = await orchestrator.process_query("which products are low on stock?", llm)
+    assert result["success"] is True, result
+    assert [r[0] for r in result["result"]["rows"]] == LOW_STOCK
+    assert result["sql"] == LOW_STOCK_SQL
+    [failed] = result["recovery"]["attempts"]
+    assert failed == {"attempt": 1, "sql": "SELECT product_name, stock FROM products",
+                      "error": "SQL error: no such column: stock", "error_type": "MISSING_COLUMN", "executed": True}
+    assert result["metadata"]["attempts"] == 2 and len(llm.prompts) == 2
+    assert "recovered after 1 failed attempt(s): MISSING_COLUMN" in result["explanation"]
+    query = log_lines.events()
+    at = query.index("sql_execution_started")
+    assert query[at:] == ["sql_execution_started", "error_occurred", "recovery_attempted", "llm_prompt_created",
+                          "llm_response_received", "sql_generated", "sql_execution_started",
+                          "sql_execution_completed", "query_processing_completed"]
+    [recovery] = [line for line in log_lines.lines if line["event"] == "recovery_attempted"]
+    assert recovery["context"]["attempt"] == 2 and recovery["context"]["error_type"] == "MISSING_COLUMN"
+    [error] = [line for line in log_lines.lines if line["event"] == "error_occurred"]
+    assert error["error"] == {"type": "MISSING_COLUMN", "message": "SQL error: no such column: stock"}
+    assert error["context"]["mcp_server"] == "database_mcp"
+
+
+async def test_a_permission_error_is_not_retried(log_lines: Lines) -> None:
+    llm = ScriptedLLM([answer("SELECT employee_name, salary FROM employee_salaries"), answer(LOW_STOCK_SQL)])
+    async with Talk2TablesOrchestrator(configs.stdio_config()) as orchestrator:
+        result = await orchestrator.process_query("what do employees earn?", llm)
+        assert result["success"] is False
+        assert result["error_category"] == "PERMISSION_ERROR" and result["error_type"] == "SQLExecutionError"
+        assert [a["error_type"] for a in result["recovery"]["attempts"]] == ["PERMISSION_ERROR"]
+        assert "Permission denied: table employee_salaries is restricted" in result["error"]
+        assert len(llm.prompts) == 1  # the model was never asked for a fix
+        assert log_lines.events()[-4:] == ["sql_execution_started", "error_occurred", "exception_raised",
+                                           "fatal_error"]
+        assert "recovery_attempted" not in log_lines.events()
+        fatal = log_lines.lines[-1]
+        assert fatal["level"] == "ERROR" and fatal["error"]["type"] == "SQLExecutionError"
+
+        # A write is permission-class too; raise_errors gives the document's exception, also an MCPHostError.
+        with pytest.raises(SQLExecutionError) as caught:
+            await orchestrator.process_query("delete everything", ScriptedLLM([answer("DELETE FROM products")]),
+                                             raise_errors=True)
+        assert isinstance(caught.value, MCPHostError) and caught.value.server == "database_mcp"
+        assert "only SELECT statements are allowed" in str(caught.value)
+
+
+async def test_recovery_gives_up_after_three_attempts_and_a_correction_that_fails_the_check_is_not_run() -> None:
+    llm = ScriptedLLM([answer("SELECT * FROM sale"), answer("SELECT * FROM sales_2024"),
+                       answer("SELECT amount FROM sales"), answer(LOW_STOCK_SQL)])
+    async with Talk2TablesOrchestrator(configs.stdio_config()) as orchestrator:
+        result = await orchestrator.process_query("sales please", llm)
+        with pytest.raises(SQLSchemaError):
+            await orchestrator.process_query("sales please", ScriptedLLM(
+                [answer("SELECT * FROM sale")] * 3), raise_errors=True)
+    assert result["success"] is False and result["error_type"] == "SQLSchemaError"
+    attempts = result["recovery"]["attempts"]
+    assert [(a["error_type"], a["executed"]) for a in attempts] == [
+        ("MISSING_TABLE", True), ("MISSING_TABLE", False), ("MISSING_COLUMN", False)]
+    assert attempts[1]["error"] == "no such table: sales_2024"  # the schema check, not the server
+    assert len(llm.prompts) == 3 and llm.answers == [answer(LOW_STOCK_SQL)]
+    assert result["suggestions"]
+
+
+async def test_the_event_sequence_and_log_lines_are_the_documents(log_lines: Lines) -> None:
+    clock = [1000.0]
+    llm = ScriptedLLM([answer(LOW_STOCK_SQL)] * 3)
+    async with Talk2TablesOrchestrator(configs.stdio_config(), clock=lambda: clock[0]) as orchestrator:
+        first = await orchestrator.process_query("which products are low on stock?", llm)
+        events = log_lines.events()
+        assert [e for e in events if e in QUERY_EVENTS] == [
+            "query_received", "query_processing_started", "llm_prompt_created", "llm_response_received",
+            "sql_generated", "sql_execution_started", "sql_execution_completed", "query_processing_completed"]
+        start, end = events.index("resource_gathering_started"), events.index("resource_gathering_completed")
+        assert events.index("query_processing_started") < start < end < events.index("llm_prompt_created")
+        gathering = events[start + 1:end]  # both servers at once: their events interleave
+        assert sorted(gathering) == sorted(["resource_cache_miss"] * 2 + ["resource_list_requested"] * 2
+                                           + ["resource_list_received"] * 2 + ["resource_fetch_requested"] * 5
+                                           + ["resource_fetch_completed"] * 5)
+        # Every line: the document's shape, and one operation id for the whole query.
+        lines = [line for line in log_lines.lines if line["event"] in DOCUMENT_EVENTS]
+        ids = {line["context"]["operation_id"] for line in lines}
+        assert ids == {first["metadata"]["operation_id"]}
+        for line in lines:
+            assert {"timestamp", "level", "event", "component", "context"} <= set(line)
+            assert line["timestamp"].endswith("Z") and line["level"] in ("DEBUG", "INFO", "WARNING", "ERROR")
+        received = lines[0]
+        assert received["component"] == "talk2tables.orchestrator"
+        assert received["context"]["user_query"] == "which products are low on stock?"
+        done = [line for line in lines if line["event"] == "query_processing_completed"][0]
+        assert done["metrics"]["duration_ms"] > 0 and done["metrics"]["row_count"] == len(LOW_STOCK)
+
+        # Within the TTL the resources come from the cache; past it they are read again.
+        log_lines.lines.clear()
+        await orchestrator.process_query("which products are low on stock?", llm)
+        assert sorted(e for e in log_lines.events() if e.startswith("resource_")) == [
+            "resource_cache_hit", "resource_cache_hit", "resource_gathering_completed", "resource_gathering_started"]
+        log_lines.lines.clear()
+        clock[0] += 301
+        await orchestrator.process_query("which products are low on stock?", llm)
+        assert log_lines.events().count("resource_cache_expired") == 2
+        assert log_lines.events().count("resource_fetch_completed") == 5
+
+
+async def test_a_model_that_fails_or_answers_without_sql_is_the_documents_error() -> None:
+    async with configs.serve_sse() as config:
+        async with Talk2TablesOrchestrator(config) as orchestrator:
+            broken = await orchestrator.process_query("anything", ScriptedLLM([ConnectionResetError("reset")]))
+            assert broken["success"] is False and broken["error_type"] == "LLMCommunicationError"
+            with pytest.raises(LLMCommunicationError):
+                await orchestrator.process_query("anything", ScriptedLLM([]), raise_errors=True)
+            with pytest.raises(InvalidSQLError) as caught:
+                await orchestrator.process_query("anything", ScriptedLLM(["I cannot help with that."]),
+                                                 raise_errors=True)
+            assert isinstance(caught.value, MCPOrchestratorException)
+            with pytest.raises(ValueError, match="user_query"):
+                await orchestrator.process_query("  ", DemoLLM())
+    with pytest.raises(ValueError, match="max_attempts"):
+        Talk2TablesOrchestrator(configs.stdio_config(), max_attempts=0)
+
+
+@pytest.mark.parametrize(("message", "category"), [
+    ('SQL error: near "FORM": syntax error', "SYNTAX_ERROR"),
+    ("SQL error: incomplete input", "SYNTAX_ERROR"),
+    ("SQL error: no such column: unknown_col", "MISSING_COLUMN"),
+    ("SQL error: no such table: nonexistent", "MISSING_TABLE"),
+    ("Table 'sale' not found", "MISSING_TABLE"),
+    ("SQL error: ambiguous column name: product_id", "AMBIGUOUS_COLUMN"),
+    ("SQL error: misuse of aggregate: SUM()", "AGGREGATION_ERROR"),
+    ("SQL error: datatype mismatch", "DATA_TYPE_MISMATCH"),
+    ("Permission denied: table employee_salaries is restricted", "PERMISSION_ERROR"),
+    ("Access denied for user", "PERMISSION_ERROR"),
+    ("attempt to write a readonly database", "PERMISSION_ERROR"),
+    ("disk I/O error", "UNKNOWN_ERROR"),
+])
+def test_errors_are_classified_as_the_document_lists(message: str, category: str) -> None:
+    assert classify(message) == category
+
+
+def test_the_schema_check_finds_what_the_server_would_refuse() -> None:
+    schemas = {"products": {"columns": [{"name": "product_id"}, {"name": "product_name"}],
+                            "create_sql": "CREATE TABLE products (product_id INTEGER, product_name TEXT)"}}
+    check = SchemaValidator(schemas)
+    try:
+        assert check.validate("SELECT product_name FROM products WHERE product_id = 123;") == []
+        assert check.validate("") == ["the SQL query is empty"]
+        assert check.validate("DROP TABLE products") == ["only one SELECT statement may be sent"]
+        assert check.validate("SELECT (1 FROM products") == ["unbalanced parentheses"]
+        assert check.validate("SELECT 1; SELECT 2") == ["exactly one complete SQL statement is expected"]
+        assert check.validate("SELECT 'a;b' FROM products") == []
+        assert check.validate("SELECT price FROM products") == ["no such column: price"]
+        assert check.validate("SELECT * FROM sale") == ["no such table: sale"]
+        with pytest.raises(InvalidSQLError, match="no such table"):
+            check.check("SELECT * FROM sale")
+    finally:
+        check.close()
+
+
+def test_model_answers_are_parsed_as_json_or_for_their_sql() -> None:
+    assert parse_response('{"sql_query": "SELECT 1"}') == {"sql_query": "SELECT 1", "resolved_entities": {},
+                                                           "explanation": ""}
+    fenced = 'Here:\n```json\n{"sql_query": "SELECT 2", "explanation": "two"}\n```'
+    assert parse_response(fenced)["sql_query"] == "SELECT 2"
+    assert parse_response("Try this:\n```sql\nSELECT 3 FROM t;\n```")["sql_query"] == "SELECT 3 FROM t"
+    assert parse_response("select name from products; -- done")["sql_query"] == "select name from products"
+    with pytest.raises(InvalidSQLError):
+        parse_response('{"sql_query": ""}')
+    prompt = build_prompt("q", [{"server": "b", "priority": 10, "resources": {}},
+                                {"server": "a", "priority": 1, "resources": {"x://y": {"k": 1}}}])
+    assert [s["server"] for s in resources_in(prompt)] == ["a", "b"]
+
+
+async def test_tool_calling_adapters_go_through_tools_for_and_dispatch() -> None:
+    from types import SimpleNamespace as NS
+
+    from examples.talk2tables.providers import AnthropicLLM, GeminiLLM, OpenAILLM
+
+    final = answer(LOW_STOCK_SQL)
+    query = {"query": "SELECT count(*) AS n FROM products"}
+
+    class OpenAIClient:
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+            self.chat = NS(completions=NS(create=self.create))
+
+        async def create(self, **kwargs: Any) -> Any:
+            self.sent.append(json.loads(json.dumps(kwargs, default=str)))
+            if len(self.sent) == 1:
+                call = {"id": "c1", "type": "function",
+                        "function": {"name": "database_mcp__execute_query", "arguments": json.dumps(query)}}
+                return NS(choices=[NS(message=NS(content=None, tool_calls=[call],
+                                                 model_dump=lambda **_: {"role": "assistant", "tool_calls": [call]}))])
+            return NS(choices=[NS(message=NS(content=final, tool_calls=None))])
+
+    class AnthropicClient:
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+            self.messages = NS(create=self.create)
+
+        async def create(self, **kwargs: Any) -> Any:
+            self.sent.append(json.loads(json.dumps(kwargs, default=str)))
+            if len(self.sent) == 1:
+                return NS(content=[{"type": "tool_use", "id": "t1", "name": "database_mcp__execute_query",
+                                    "input": query}])
+            return NS(content=[{"type": "text", "text": final}])
+
+    class GeminiClient:
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+            self.aio = NS(models=NS(generate_content=self.generate))
+
+        async def generate(self, **kwargs: Any) -> Any:
+            self.sent.append(json.loads(json.dumps(kwargs, default=str)))
+            if len(self.sent) == 1:
+                call = {"name": "database_mcp__execute_query", "args": query, "id": "g1"}
+                return NS(function_calls=[call], text=None,
+                          candidates=[NS(content={"role": "model", "parts": [{"function_call": call}]})])
+            return NS(function_calls=None, text=final)
+
+    async with configs.serve_sse() as config:
+        async with Talk2TablesOrchestrator(config) as orchestrator:
+            count = str(len(PRODUCTS))
+            openai = OpenAIClient()
+            result = await orchestrator.process_query("low stock?", OpenAILLM(client=openai))
+            assert result["success"] and len(openai.sent) == 2
+            assert {t["function"]["name"] for t in openai.sent[0]["tools"]} == {"database_mcp__execute_query"}
+            tool_reply = openai.sent[1]["messages"][-1]
+            assert tool_reply["role"] == "tool" and tool_reply["tool_call_id"] == "c1" and count in tool_reply["content"]
+
+            anthropic = AnthropicClient()
+            result = await orchestrator.process_query("low stock?", AnthropicLLM(client=anthropic))
+            assert result["success"] and anthropic.sent[0]["tools"][0]["input_schema"]["required"] == ["query"]
+            [reply] = anthropic.sent[1]["messages"][-1]["content"]
+            assert reply["type"] == "tool_result" and reply["tool_use_id"] == "t1" and count in reply["content"][0]["text"]
+
+            gemini = GeminiClient()
+            result = await orchestrator.process_query("low stock?", GeminiLLM(client=gemini))
+            assert result["success"]
+            declared = gemini.sent[0]["config"]["tools"][0]["function_declarations"]
+            assert [d["name"] for d in declared] == ["database_mcp__execute_query"]
+            [part] = gemini.sent[1]["contents"][-1]["parts"]
+            assert part["function_response"]["name"] == "database_mcp__execute_query"
+            assert part["function_response"]["id"] == "g1"
+
+            failing = OpenAILLM(client=NS(chat=NS(completions=NS(create=_raise))))
+            result = await orchestrator.process_query("low stock?", failing)
+            assert result["error_type"] == "LLMCommunicationError" and "openai: RuntimeError" in result["error"]
+
+
+async def _raise(**_: Any) -> Any:
+    raise RuntimeError("429 rate limited")
+
+
+def test_the_readme_command_runs() -> None:
+    command = 'python -m examples.talk2tables "which products are low on stock?"'
+    assert command in (ROOT / "examples/talk2tables/README.md").read_text()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "examples.talk2tables", "which products are low on stock?"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    for name in LOW_STOCK:
+        assert name in done.stdout
+    assert "Servers: product_metadata_mcp, database_mcp; 5 row(s)" in done.stdout
+    assert done.stderr == ""
+
+
+async def test_the_servers_refuse_what_they_cannot_serve() -> None:
+    async with configs.serve_sse() as config:
+        url = config["mcp_servers"]["database_mcp"]["url"]
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+        async def http(raw: bytes) -> bytes:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(raw)
+            await writer.drain()
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            await writer.wait_closed()
+            return data
+
+        unknown = await http(b"POST /messages?session_id=nope HTTP/1.1\r\nContent-Length: 2\r\n"
+                             b"Connection: close\r\n\r\n{}")
+        assert unknown.startswith(b"HTTP/1.1 404")
+        missing = await http(b"GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n")
+        assert missing.startswith(b"HTTP/1.1 404")
+        unsized = await http(b"POST /messages?session_id=x HTTP/1.1\r\n\r\n")
+        assert unsized.startswith(b"HTTP/1.1 411")
+
+    # stdio: a line that is not JSON is a parse error; the server goes on, and ends at EOF.
+    lines = b'not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"nope"}\n'
+    done = subprocess.run([sys.executable, "-m", "examples.talk2tables.servers.product_metadata"], cwd=ROOT,
+                          input=lines, capture_output=True, timeout=60, check=True)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert replies[0]["error"]["code"] == -32700
+    assert {r["id"]: r.get("result", r.get("error", {}).get("code")) for r in replies[1:]} == {1: {}, 2: -32601}
