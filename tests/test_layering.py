@@ -13,7 +13,7 @@ LAYER = {
     "process": 2, "transports": 2,
     "rpc": 3, "client": 3,
     "host": 4,
-    "cli": 5, "__init__": 5, "__main__": 5,
+    "cli": 5, "compat": 5, "__init__": 5, "__main__": 5,
 }
 # Modules of layer 1 must not touch the outside world.
 FORBIDDEN_IN_CORE = {"asyncio", "subprocess", "socket", "time", "selectors", "signal",
@@ -171,3 +171,19 @@ def test_the_fast_path_makes_no_closure_cells() -> None:
     assert MCPHost.call_tool.__code__.co_cellvars == ()
     assert Peer.start_request.__code__.co_cellvars == ()
     assert Peer._dispatch.__code__.co_cellvars == ()
+
+
+def test_compat_uses_only_the_public_api() -> None:
+    """DESIGN §1: the documents' APIs are facades over what every user has (``mcphost``'s
+    public names and ``mcphost.errors``): what they need of the host is public first."""
+    import mcphost
+
+    public = {f"mcphost.{name}" for name in mcphost.__all__} | {"mcphost", "mcphost.errors"}
+    wrong = []
+    for top, path in _modules():
+        if top != "compat":
+            continue
+        for name in _imports(path):
+            if name.startswith("mcphost") and name not in public and not name.startswith("mcphost.compat"):
+                wrong.append(f"{path.name}: {name}")
+    assert wrong == []

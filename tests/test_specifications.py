@@ -148,7 +148,7 @@ def test_the_talk_2_tables_config(tmp_path: Path) -> None:
     assert (database.type, database.url, database.priority) == ("sse", "http://localhost:8000/sse", 10)
     assert database.declared_capabilities == ("execute_query", "list_resources")
     assert cfg.cache.ttl == 300 and cfg.log_level == "DEBUG"
-    assert any("fail_fast" in note for note in cfg.notes)
+    assert cfg.fail_fast is True and cfg.enable_logging is True
 
 
 async def test_the_talk_2_tables_orchestration_shape() -> None:

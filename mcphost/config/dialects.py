@@ -13,7 +13,7 @@ and line:
 - the Talk-2-Tables orchestrator's ``mcp_servers`` map (with ``name``, ``url``,
   ``priority``, ``domains``, ``capabilities`` and ``transport`` per server) and its
   ``orchestration`` block (``resource_cache_ttl`` is the cache's ``ttl``, ``log_level`` the
-  ``logLevel``; ``fail_fast`` and ``enable_logging`` are noted: they are the defaults).
+  ``logLevel``, ``fail_fast`` the ``failFast``, ``enable_logging`` the ``enableLogging``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ from .jsonpos import JSONPath
 
 __all__ = ["normalise"]
 
-_TOP = frozenset({"servers", "mcpServers", "inputs", "cache", "logLevel", "$schema", "mcp_servers", "orchestration"})
+_TOP = frozenset({"servers", "mcpServers", "inputs", "cache", "logLevel", "failFast", "enableLogging", "$schema",
+                  "mcp_servers", "orchestration"})
+#: The orchestration block's keys -> the canonical top-level keys they become.
+_ORCHESTRATION = {"log_level": "logLevel", "fail_fast": "failFast", "enable_logging": "enableLogging"}
 _ENTRY_MARKS = ("command", "url", "endpoint")
 
 
@@ -47,7 +50,7 @@ def normalise(data: Any) -> tuple[Any, dict[JSONPath, JSONPath], list[tuple[JSON
             for name in data["mcpServers"]:
                 paths[("mcpServers", name)] = ("mcp_servers", name)
     if "orchestration" in data:
-        data = _orchestration(dict(data), notes)
+        data = _orchestration(dict(data), notes, paths)
     for top in ("servers", "mcpServers"):
         block = data.get(top)
         if not isinstance(block, Mapping):
@@ -69,19 +72,22 @@ def _bare_map(data: Mapping[str, Any]) -> bool:
     return all(isinstance(v, Mapping) and any(mark in v for mark in _ENTRY_MARKS) for v in data.values())
 
 
-def _orchestration(data: dict[str, Any], notes: list[tuple[JSONPath, str]]) -> dict[str, Any]:
+def _orchestration(data: dict[str, Any], notes: list[tuple[JSONPath, str]],
+                   paths: dict[JSONPath, JSONPath]) -> dict[str, Any]:
     block = data.pop("orchestration")
     if not isinstance(block, Mapping):
         return data
     ttl = block.get("resource_cache_ttl")
     if ttl is not None and "cache" not in data:
         data["cache"] = {"ttl": ttl}
-    level = block.get("log_level")
-    if level is not None and "logLevel" not in data:
-        data["logLevel"] = level
+    for key, canonical in _ORCHESTRATION.items():
+        value = block.get(key)
+        if value is not None and canonical not in data:
+            data[canonical] = value
+            paths[(canonical,)] = ("orchestration", key)
     for key in block:
-        if key not in ("resource_cache_ttl", "log_level"):
-            notes.append((("orchestration", key), "accepted and ignored (mcphost's defaults: fail fast, logging on)"))
+        if key != "resource_cache_ttl" and key not in _ORCHESTRATION:
+            notes.append((("orchestration", key), "accepted and ignored"))
     return data
 
 

@@ -22,7 +22,7 @@ from .schema_errors import config_schema, plain, suggest
 
 __all__ = ["config_from_data", "parse_config", "required_inputs"]
 
-_TOP = ("servers", "mcpServers", "inputs", "cache", "logLevel")
+_TOP = ("servers", "mcpServers", "inputs", "cache", "logLevel", "failFast", "enableLogging")
 
 
 class _Loader(EntryLoader):
@@ -89,6 +89,8 @@ class _Loader(EntryLoader):
             left_out=frozenset(name for name, _top in left_out),
             cache=_cache(data.get("cache")),
             log_level=data["logLevel"].upper() if "logLevel" in data else None,
+            fail_fast=data.get("failFast"),
+            enable_logging=data.get("enableLogging"),
         )
 
     def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:

@@ -292,6 +292,11 @@ class HostConfig:
     cache: CacheSettings = field(default_factory=CacheSettings)
     #: The level of the ``mcphost`` loggers (``"INFO"``...), or ``None`` to leave it.
     log_level: str | None = None
+    #: ``failFast``: the default of ``require_all`` and of ``gather_resources(fail_fast=)``,
+    #: or ``None`` (the host's default: fail fast).
+    fail_fast: bool | None = None
+    #: ``enableLogging``: ``False`` silences the ``mcphost`` loggers while the host runs.
+    enable_logging: bool | None = None
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).

@@ -137,6 +137,17 @@ def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
+def fail_fast(config: Any, *choices: bool | None) -> bool:
+    """Whether a failure fails the whole (start, gathering): the first choice given (a
+    call's argument, then the constructor's), else the configuration's ``failFast``
+    (Talk-2-Tables: ``orchestration.fail_fast``), else ``True``."""
+    for choice in choices:
+        if choice is not None:
+            return bool(choice)
+    configured = getattr(config, "fail_fast", None)
+    return True if configured is None else bool(configured)
+
+
 def _yaml(text: str, path: str) -> Any:
     name = os.path.basename(path)
     try:

@@ -35,7 +35,7 @@ from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
 from .adapters import ClientManagerAPI
-from .configload import load_config, select
+from .configload import fail_fast, load_config, select
 from .handle import ServerHandle
 from .handlers import Handlers, Registration
 from .local import LocalServer, ToolHandler, check_tools
@@ -105,7 +105,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         transport_factory: Callable[[Any], Transport] | None = None,
         bounds: Bounds | None = None,
         unavailable_after_timeouts: int = 1,
-        require_all: bool = True,
+        require_all: bool | None = None,
         watch: bool = False,
         retry: RetryPolicy | None = None,
         log_level: str | int | None = None,
@@ -213,7 +213,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
                 if name in self._supervisor.local:
                     raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
                 self._servers[name] = self._new_handle(cfg)
-            strict = self._require_all if require_all is None else require_all
+            strict = fail_fast(self.config, require_all, self._require_all)
             local = [name for name in self._supervisor.local if name in self._servers]
             results = await self._supervisor.start_all([*self.config.start_order(), local], strict)
         except BaseException:
@@ -269,6 +269,8 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         await self._supervisor.shutdown_once()
         observe.restore_levels(self._supervisor)
         self._state = "stopped"
+
+    close = shutdown  # the orchestrator specification's name for it
 
     async def start_server(self, name: str) -> None:
         """Start a stopped, failed, unavailable or disabled server (a new process and session);

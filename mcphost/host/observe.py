@@ -133,12 +133,14 @@ class Observability:
 
 def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = None) -> None:
     """What the configuration (and ``MCPHost(log_level=)``, which wins) says of the cache
-    and of the log levels: host-wide for the ``mcphost`` loggers, per server for its
+    and of the log levels (``enableLogging: false``: nothing is logged): host-wide for the ``mcphost`` loggers, per server for its
     ``mcphost.server.<name>`` and ``mcphost.wire.<name>`` loggers."""
     supervisor.reads.configure(config.cache)
     levels: dict[str, int] = supervisor.saved_levels
     wanted: list[tuple[str, str | int]] = []
     level = log_level if log_level is not None else config.log_level
+    if log_level is None and getattr(config, "enable_logging", None) is False:
+        level = logging.CRITICAL + 1  # enableLogging: false (the application's log_level= still wins)
     if level is not None:
         wanted.append(("mcphost", level))
     for name, server in config.servers.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -19,7 +20,9 @@ from ..errors import MCPHostError, UsageError
 from ..protocol.lifecycle import ServerState
 from ..types import GatheredResources, GetPromptResult, JSONObject, ReadResourceResult, Root
 from . import recovery, requests
+from .configload import fail_fast as configured_fail_fast
 from .handlers import LOG_LEVELS, normalise_roots
+from .registry import list_all
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -40,6 +43,7 @@ class Queries:
     _handlers: Handlers
     _state: str
     bounds: Bounds
+    config: Any
 
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
@@ -140,6 +144,50 @@ class Queries:
 
     # -- resources for context ------------------------------------------------------------
 
+    async def list_resources(self, server: str | None = None) -> list[JSONObject]:
+        """``resources/list`` asked now (every page) of ``server``, or of every ready server
+        that declares ``resources``; each resource with its ``server`` added. Unlike
+        ``get_tools()``, which shows the lists of the last discovery, this asks.
+
+        Raises:
+            RoutingError: no server ``server``; ServerUnavailableError: it is not ready;
+            and the request's errors (TimeoutError, ServerError, ProtocolError).
+        """
+        if server is not None:
+            handles = [self._router.handle(server)]
+        else:
+            handles = [h for h in self._servers.values() if h.state is ServerState.READY
+                       and h.session is not None and h.session.has_capability("resources")]
+        bounds = self.bounds
+
+        async def one(handle: ServerHandle) -> list[Any]:
+            session = handle.require_ready()
+            return cast(list[Any], await requests.timed(handle, list_all(
+                session, "resources/list", "resources", bounds.max_pages, bounds.max_list_items), "resources/list"))
+
+        found: list[JSONObject] = []
+        for handle in handles:
+            items = await recovery.retry_safe(self._supervisor, functools.partial(one, handle), "resources/list")
+            found.extend({**item, "server": handle.name} for item in items if isinstance(item, dict))
+        return found
+
+    def servers_with(self, capability: str, *, ready: bool = True) -> list[str]:
+        """The servers that have ``capability``, by priority (lower first): declared in the
+        configuration (``capabilities``), a tool of that name (e.g. ``execute_query``), or an
+        MCP capability of the session (``tools``, ``resources``, ``prompts``, ``logging``...).
+        ``ready=False`` also names the servers that are not ready (by declaration only)."""
+        if not isinstance(capability, str) or not capability:
+            raise UsageError(f"servers_with(): capability must be a non-empty string, not {capability!r}")
+        chosen = []
+        for h in self._servers.values():
+            is_ready = h.state is ServerState.READY
+            if ready and not is_ready:
+                continue
+            if capability in h.config.declared_capabilities or (is_ready and (
+                    capability in h.tool_index or (h.session is not None and h.session.has_capability(capability)))):
+                chosen.append(h)
+        return [h.name for h in sorted(chosen, key=lambda h: (h.config.priority, h.name))]
+
     def servers_for(self, domain: str) -> list[str]:
         """The servers whose ``domains`` include ``domain``, by priority (lower first)."""
         chosen = [h for h in self._servers.values() if domain in h.config.domains]
@@ -147,7 +195,7 @@ class Queries:
 
     async def gather_resources(
         self, servers: Iterable[str] | None = None, uri_filter: Callable[[str], bool] | str | None = None,
-        fail_fast: bool = True, *, concurrency: int = 8, timeout: float | None = None,
+        fail_fast: bool | None = None, *, concurrency: int = 8, timeout: float | None = None,
     ) -> GatheredResources:
         """Read every listed resource of ``servers`` (default: every ready server), at most
         ``concurrency`` at once, through the cache.
@@ -156,9 +204,11 @@ class Queries:
         Returns ``{"resources": [...], "errors": [...]}``: each resource with its ``server``,
         ``priority``, ``domains``, ``uri``, ``name``, ``mimeType`` and ``contents``, ordered by
         server priority (lower first), then server, then URI; each error with ``server``,
-        ``uri`` and ``error``. With ``fail_fast`` (the default) the first failure cancels the
-        other reads and is raised, with every failure so far in its ``errors`` attribute.
+        ``uri`` and ``error``. With ``fail_fast`` (by default the configuration's ``failFast``,
+        else ``True``) the first failure cancels the other reads and is raised, with every
+        failure so far in its ``errors`` attribute.
         """
+        fail_fast = configured_fail_fast(self.config, fail_fast)
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise UsageError(f"concurrency must be an integer of 1 or more, not {concurrency!r}")
         names = list(self._servers) if servers is None else list(servers)

@@ -1365,7 +1365,8 @@ def test_schema_mentions_every_server_config_field() -> None:
         assert key in properties, key
         assert properties[key].get("description"), key
     assert "envFile" in properties
-    assert set(schema["properties"]) == {"servers", "mcpServers", "inputs", "cache", "logLevel"}
+    assert set(schema["properties"]) == {"servers", "mcpServers", "inputs", "cache", "logLevel", "failFast",
+                                         "enableLogging"}
 
 
 def _data(text: str) -> Any:
