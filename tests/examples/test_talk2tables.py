@@ -33,7 +33,6 @@ from examples.talk2tables.llm import (  # noqa: E402
 from examples.talk2tables.orchestrator import QUERY_EVENTS, Talk2TablesOrchestrator  # noqa: E402
 from examples.talk2tables.servers.catalog import PRODUCTS  # noqa: E402
 from examples.talk2tables.sqlcheck import SchemaValidator, classify  # noqa: E402
-
 from mcphost import MCPHostError  # noqa: E402
 from mcphost.compat.orchestrator import (  # noqa: E402
     InvalidSQLError,
@@ -240,7 +239,7 @@ async def test_the_event_sequence_and_log_lines_are_the_documents(log_lines: Lin
         received = lines[0]
         assert received["component"] == "talk2tables.orchestrator"
         assert received["context"]["user_query"] == "which products are low on stock?"
-        done = [line for line in lines if line["event"] == "query_processing_completed"][0]
+        done = next(line for line in lines if line["event"] == "query_processing_completed")
         assert done["metrics"]["duration_ms"] > 0 and done["metrics"]["row_count"] == len(LOW_STOCK)
 
         # Within the TTL the resources come from the cache; past it they are read again.
@@ -256,18 +255,17 @@ async def test_the_event_sequence_and_log_lines_are_the_documents(log_lines: Lin
 
 
 async def test_a_model_that_fails_or_answers_without_sql_is_the_documents_error() -> None:
-    async with configs.serve_sse() as config:
-        async with Talk2TablesOrchestrator(config) as orchestrator:
-            broken = await orchestrator.process_query("anything", ScriptedLLM([ConnectionResetError("reset")]))
-            assert broken["success"] is False and broken["error_type"] == "LLMCommunicationError"
-            with pytest.raises(LLMCommunicationError):
-                await orchestrator.process_query("anything", ScriptedLLM([]), raise_errors=True)
-            with pytest.raises(InvalidSQLError) as caught:
-                await orchestrator.process_query("anything", ScriptedLLM(["I cannot help with that."]),
-                                                 raise_errors=True)
-            assert isinstance(caught.value, MCPOrchestratorException)
-            with pytest.raises(ValueError, match="user_query"):
-                await orchestrator.process_query("  ", DemoLLM())
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        broken = await orchestrator.process_query("anything", ScriptedLLM([ConnectionResetError("reset")]))
+        assert broken["success"] is False and broken["error_type"] == "LLMCommunicationError"
+        with pytest.raises(LLMCommunicationError):
+            await orchestrator.process_query("anything", ScriptedLLM([]), raise_errors=True)
+        with pytest.raises(InvalidSQLError) as caught:
+            await orchestrator.process_query("anything", ScriptedLLM(["I cannot help with that."]),
+                                             raise_errors=True)
+        assert isinstance(caught.value, MCPOrchestratorException)
+        with pytest.raises(ValueError, match="user_query"):
+            await orchestrator.process_query("  ", DemoLLM())
     with pytest.raises(ValueError, match="max_attempts"):
         Talk2TablesOrchestrator(configs.stdio_config(), max_attempts=0)
 
@@ -370,34 +368,33 @@ async def test_tool_calling_adapters_go_through_tools_for_and_dispatch() -> None
                           candidates=[NS(content={"role": "model", "parts": [{"function_call": call}]})])
             return NS(function_calls=None, text=final)
 
-    async with configs.serve_sse() as config:
-        async with Talk2TablesOrchestrator(config) as orchestrator:
-            count = str(len(PRODUCTS))
-            openai = OpenAIClient()
-            result = await orchestrator.process_query("low stock?", OpenAILLM(client=openai))
-            assert result["success"] and len(openai.sent) == 2
-            assert {t["function"]["name"] for t in openai.sent[0]["tools"]} == {"database_mcp__execute_query"}
-            tool_reply = openai.sent[1]["messages"][-1]
-            assert tool_reply["role"] == "tool" and tool_reply["tool_call_id"] == "c1" and count in tool_reply["content"]
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        count = str(len(PRODUCTS))
+        openai = OpenAIClient()
+        result = await orchestrator.process_query("low stock?", OpenAILLM(client=openai))
+        assert result["success"] and len(openai.sent) == 2
+        assert {t["function"]["name"] for t in openai.sent[0]["tools"]} == {"database_mcp__execute_query"}
+        tool_reply = openai.sent[1]["messages"][-1]
+        assert tool_reply["role"] == "tool" and tool_reply["tool_call_id"] == "c1" and count in tool_reply["content"]
 
-            anthropic = AnthropicClient()
-            result = await orchestrator.process_query("low stock?", AnthropicLLM(client=anthropic))
-            assert result["success"] and anthropic.sent[0]["tools"][0]["input_schema"]["required"] == ["query"]
-            [reply] = anthropic.sent[1]["messages"][-1]["content"]
-            assert reply["type"] == "tool_result" and reply["tool_use_id"] == "t1" and count in reply["content"][0]["text"]
+        anthropic = AnthropicClient()
+        result = await orchestrator.process_query("low stock?", AnthropicLLM(client=anthropic))
+        assert result["success"] and anthropic.sent[0]["tools"][0]["input_schema"]["required"] == ["query"]
+        [reply] = anthropic.sent[1]["messages"][-1]["content"]
+        assert reply["type"] == "tool_result" and reply["tool_use_id"] == "t1" and count in reply["content"][0]["text"]
 
-            gemini = GeminiClient()
-            result = await orchestrator.process_query("low stock?", GeminiLLM(client=gemini))
-            assert result["success"]
-            declared = gemini.sent[0]["config"]["tools"][0]["function_declarations"]
-            assert [d["name"] for d in declared] == ["database_mcp__execute_query"]
-            [part] = gemini.sent[1]["contents"][-1]["parts"]
-            assert part["function_response"]["name"] == "database_mcp__execute_query"
-            assert part["function_response"]["id"] == "g1"
+        gemini = GeminiClient()
+        result = await orchestrator.process_query("low stock?", GeminiLLM(client=gemini))
+        assert result["success"]
+        declared = gemini.sent[0]["config"]["tools"][0]["function_declarations"]
+        assert [d["name"] for d in declared] == ["database_mcp__execute_query"]
+        [part] = gemini.sent[1]["contents"][-1]["parts"]
+        assert part["function_response"]["name"] == "database_mcp__execute_query"
+        assert part["function_response"]["id"] == "g1"
 
-            failing = OpenAILLM(client=NS(chat=NS(completions=NS(create=_raise))))
-            result = await orchestrator.process_query("low stock?", failing)
-            assert result["error_type"] == "LLMCommunicationError" and "openai: RuntimeError" in result["error"]
+        failing = OpenAILLM(client=NS(chat=NS(completions=NS(create=_raise))))
+        result = await orchestrator.process_query("low stock?", failing)
+        assert result["error_type"] == "LLMCommunicationError" and "openai: RuntimeError" in result["error"]
 
 
 async def _raise(**_: Any) -> Any:
