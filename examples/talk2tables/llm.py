@@ -135,14 +135,13 @@ class ScriptedLLM:
         self.prompts.append(prompt)
         if not self.answers:
             raise LLMCommunicationError(f"the scripted model has no answer left for call {len(self.prompts)}")
-        answer = self.answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        if callable(answer):
-            answer = answer(prompt)
-            if inspect.isawaitable(answer):
-                answer = await answer
-        return answer if isinstance(answer, str) else json.dumps(answer)
+        scripted = self.answers.pop(0)
+        if isinstance(scripted, BaseException):
+            raise scripted
+        out = scripted(prompt) if callable(scripted) else scripted
+        if inspect.isawaitable(out):
+            out = await out
+        return out if isinstance(out, str) else json.dumps(out)
 
 
 class DemoLLM:

@@ -75,6 +75,10 @@ class Talk2TablesOrchestrator(MCPOrchestrator):
         super().__init__(config_path, **options)
         self.max_attempts = max_attempts
 
+    async def __aenter__(self) -> Talk2TablesOrchestrator:
+        await self.initialize()
+        return self
+
     async def process_query(self, user_query: str, llm_client: LLMInterface, *,
                             raise_errors: bool = False) -> dict[str, Any]:
         """The document's ``process_query``: the ``Query_Result`` of one question."""

@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,10 +32,13 @@ from examples.talk2tables.llm import (  # noqa: E402
     resources_in,
 )
 from examples.talk2tables.orchestrator import QUERY_EVENTS, Talk2TablesOrchestrator  # noqa: E402
+from examples.talk2tables.servers import database, product_metadata  # noqa: E402
 from examples.talk2tables.servers.catalog import PRODUCTS  # noqa: E402
+from examples.talk2tables.servers.mcpserver import SseServer  # noqa: E402
 from examples.talk2tables.sqlcheck import SchemaValidator, classify  # noqa: E402
 from mcphost import MCPHostError  # noqa: E402
 from mcphost.compat.orchestrator import (  # noqa: E402
+    InitialConnectionError,
     InvalidSQLError,
     LLMCommunicationError,
     MCPOrchestratorException,
@@ -444,3 +448,44 @@ async def test_the_servers_refuse_what_they_cannot_serve() -> None:
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert replies[0]["error"]["code"] == -32700
     assert {r["id"]: r.get("result", r.get("error", {}).get("code")) for r in replies[1:]} == {1: {}, 2: -32601}
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_one_server_down_fails_fast_or_is_skipped_when_fail_fast_is_off() -> None:
+    # The document's test scenario 3, "Partial MCP Failure": with fail_fast (its configuration)
+    # the orchestrator does not start without every server; without it, the others answer.
+    async with configs.serve_sse() as config:
+        config["mcp_servers"]["product_metadata_mcp"].update(
+            url=f"http://127.0.0.1:{_closed_port()}/sse", retry={"retries": 0})
+        with pytest.raises(InitialConnectionError) as caught:
+            async with Talk2TablesOrchestrator(config):
+                pass
+        assert "product_metadata_mcp" in str(caught.value)
+
+        config["orchestration"]["fail_fast"] = False
+        async with Talk2TablesOrchestrator(config) as orchestrator:
+            result = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+    assert result["success"] is True
+    assert result["metadata"]["mcp_servers_used"] == ["database_mcp"]
+
+
+async def test_a_server_lost_after_the_start_fails_the_query_with_fail_fast() -> None:
+    async with SseServer(database.build_server()) as db, SseServer(product_metadata.build_server()) as meta:
+        config = configs.sse_config({"database_mcp": db.url, "product_metadata_mcp": meta.url})
+        async with Talk2TablesOrchestrator(config) as orchestrator:
+            gone = asyncio.Event()
+            orchestrator.host.on_event(lambda e: gone.set() if e.get("server") == "product_metadata_mcp"
+                                       and e.get("type") == "state_changed"
+                                       and e.get("data", {}).get("to") == "unavailable" else None)
+            first = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+            assert first["success"] is True
+            await meta.close()
+            await asyncio.wait_for(gone.wait(), 30)
+            result = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+    assert result["success"] is False and result["error_type"] == "ConnectionLostError"
+    assert "product_metadata_mcp" in result["error"]
