@@ -36,8 +36,10 @@ from typing import Any
 
 from mcphost.compat.orchestrator import (
     LLMCommunicationError,
+    MCPConnectionError,
     MCPOrchestrator,
     MCPOrchestratorException,
+    ResourceFetchError,
     SQLExecutionError,
 )
 from mcphost.logs import operation
@@ -47,7 +49,7 @@ from .sqlcheck import RETRYABLE, SchemaValidator, classify, exception_for, instr
 
 logger = logging.getLogger("talk2tables.orchestrator")
 
-__all__ = ["QUERY_EVENTS", "Talk2TablesOrchestrator"]
+__all__ = ["QUERY_EVENTS", "Talk2TablesOrchestrator", "resolve_entity"]
 
 #: The document's "Query Processing" and "Error Events" this module logs.
 QUERY_EVENTS = ("query_received", "query_processing_started", "llm_prompt_created", "llm_response_received",
@@ -78,6 +80,11 @@ class Talk2TablesOrchestrator(MCPOrchestrator):
     async def __aenter__(self) -> Talk2TablesOrchestrator:
         await self.initialize()
         return self
+
+    def resolve_entity(self, entity_name: str, resource_type: str) -> dict[str, Any] | None:
+        """Algorithm 4 over the gathered resources (see :func:`resolve_entity`)."""
+        servers = [{"server": name, **entry} for name, entry in self.resource_cache.items()]
+        return resolve_entity(entity_name, resource_type, servers)
 
     async def process_query(self, user_query: str, llm_client: LLMInterface, *,
                             raise_errors: bool = False) -> dict[str, Any]:
@@ -125,6 +132,9 @@ class _Query:
         try:
             result = await self._pipeline()
         except MCPOrchestratorException as exc:
+            if isinstance(exc, (MCPConnectionError, ResourceFetchError)):
+                # "Cache invalidation on error": what a failing server gave is not served again.
+                self.o.invalidate_cache(exc.server)
             _event("exception_raised", "%s: %s", type(exc).__name__, exc, level=logging.ERROR, server=exc.server,
                    context=self._ctx(attempts=len(self.attempts)),
                    error={"type": type(exc).__name__, "message": str(exc)})
@@ -228,9 +238,16 @@ class _Query:
             fixed = self.generation.get("changes") or "the query was corrected"
             explanation = (f"{explanation} (recovered after {len(self.attempts)} failed attempt(s): "
                            f"{self.attempts[-1]['error_type']}; {fixed})").strip()
-        return {"success": True, "query": self.user_query, "sql": self.sql,
+        entities = dict(self.generation.get("resolved_entities") or {})
+        # Where each entity the model resolved is defined, by Algorithm 4 (lower priority first).
+        sources = {}
+        for term in entities:
+            found = resolve_entity(term, "product_aliases", self.servers)
+            if found is not None:
+                sources[term] = {k: found[k] for k in ("server", "priority", "uri", "key")}
+        return {"success": True, "query": self.user_query, "sql": self.sql, "entity_sources": sources,
                 "result": {"columns": list(data.get("columns", [])), "rows": list(data.get("rows", []))},
-                "explanation": explanation, "resolved_entities": dict(self.generation.get("resolved_entities") or {}),
+                "explanation": explanation, "resolved_entities": entities,
                 "recovery": {"attempts": list(self.attempts)}, "metadata": self._metadata()}
 
     def _failure(self, exc: MCPOrchestratorException) -> dict[str, Any]:
@@ -261,3 +278,29 @@ def _table_schemas(resources: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(data, dict) and data and all(isinstance(v, dict) and "columns" in v for v in data.values()):
             return data
     return {}
+
+
+def resolve_entity(entity_name: str, resource_type: str,
+                   all_resources: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The document's Algorithm 4, ResolveEntityWithPriority.
+
+    Among the servers whose ``domains`` include ``resource_type``, the entries of their
+    resources named ``entity_name`` (a key, or one of an entry's ``aliases``; case is ignored)
+    are candidates; the one of the lowest priority number wins. ``all_resources``:
+    ``[{"server", "priority", "domains", "resources": {uri: data}}]``. Returns ``{"server",
+    "priority", "uri", "key", "entity"}`` or None.
+    """
+    wanted = entity_name.strip().lower()
+    candidates = []
+    for server in sorted(all_resources, key=lambda s: (s.get("priority", 0), s["server"])):
+        if resource_type not in server.get("domains", ()):
+            continue
+        for uri, data in sorted((server.get("resources") or {}).items()):
+            if not isinstance(data, dict):
+                continue
+            for key, entry in data.items():
+                aliases = entry.get("aliases", []) if isinstance(entry, dict) else []
+                if wanted == str(key).lower() or wanted in (str(a).lower() for a in aliases):
+                    candidates.append({"server": server["server"], "priority": server.get("priority", 0),
+                                       "uri": uri, "key": key, "entity": entry})
+    return min(candidates, key=lambda c: c["priority"]) if candidates else None

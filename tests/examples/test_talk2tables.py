@@ -486,6 +486,36 @@ async def test_a_server_lost_after_the_start_fails_the_query_with_fail_fast() ->
             assert first["success"] is True
             await meta.close()
             await asyncio.wait_for(gone.wait(), 30)
+            assert set(orchestrator.resource_cache) == {"database_mcp", "product_metadata_mcp"}
             result = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+            # "Cache invalidation on error": the lost server's resources are not kept.
+            assert set(orchestrator.resource_cache) == {"database_mcp"}
     assert result["success"] is False and result["error_type"] == "ConnectionLostError"
     assert "product_metadata_mcp" in result["error"]
+
+
+@pytest.mark.parametrize(("legacy_priority", "product"), [(5, ["Magic Wand Pro", 59.99]), (0, ["Vanishing Cabinet", 1250.0])])
+async def test_an_entity_two_servers_define_is_taken_from_the_higher_priority_one(
+        tmp_path: Path, legacy_priority: int, product: list[Any]) -> None:
+    # The document's test scenario 2, "Priority Resolution": a second metadata server says
+    # "abracadabra" is product 102; the lower priority number wins (Algorithm 4).
+    legacy = json.loads((ROOT / "examples/talk2tables/data/product_metadata.json").read_text())
+    legacy["product_aliases"] = {"abracadabra": {
+        "canonical_id": "PROD_102", "canonical_name": "Vanishing Cabinet", "aliases": ["cadabra"],
+        "database_references": {"products.product_name": "Vanishing Cabinet", "products.product_id": 102}}}
+    (tmp_path / "legacy.json").write_text(json.dumps(legacy))
+    async with configs.serve_sse() as config, \
+            SseServer(product_metadata.build_server(tmp_path / "legacy.json")) as old:
+        config["mcp_servers"]["legacy_metadata_mcp"] = {
+            "name": "Legacy Product Metadata", "url": old.url, "priority": legacy_priority, "transport": "sse",
+            "domains": ["products", "product_aliases"], "capabilities": ["list_resources"]}
+        async with Talk2TablesOrchestrator(config) as orchestrator:
+            result = await orchestrator.process_query("what is the price of abracadabra?", DemoLLM())
+            winner = "product_metadata_mcp" if legacy_priority > 1 else "legacy_metadata_mcp"
+            found = orchestrator.resolve_entity("CADABRA", "product_aliases")
+            assert found is not None and found["server"] == winner and found["key"] == "abracadabra"
+            assert orchestrator.resolve_entity("abracadabra", "sales") is None  # no server of that domain
+            assert orchestrator.resolve_entity("nothing-like-it", "product_aliases") is None
+    assert result["success"] is True, result
+    assert result["result"]["rows"] == [product]
+    assert result["entity_sources"]["abracadabra"]["server"] == winner
