@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcphost.compat.orchestrator import (
+    InvalidSQLError,
     LLMCommunicationError,
     MCPConnectionError,
     MCPOrchestrator,
@@ -173,7 +174,12 @@ class _Query:
                        context=self._ctx(attempt=attempt, error_type=last["error_type"], failed_sql=last["sql"]))
                 prompt = build_recovery_prompt(self.user_query, last["sql"], last["error"], last["error_type"],
                                                instruction_for(last["error_type"]), self.servers, self.attempts)
-                self.generation = await self._ask(prompt, "recover")
+                try:
+                    self.generation = await self._ask(prompt, "recover")
+                except InvalidSQLError as exc:  # no SQL in the answer: "malformed", an attempt spent
+                    self.sql = ""
+                    self._failed(attempt, str(exc), validated=False)
+                    continue
                 self.sql = self.generation["sql_query"]
                 problems = validator.validate(self.sql)
                 if problems:
@@ -224,13 +230,13 @@ class _Query:
                                                                                 purpose=purpose))
         return generation
 
-    def _metadata(self) -> dict[str, Any]:
+    def _metadata(self, attempts: int) -> dict[str, Any]:
         used = [s["server"] for s in self.servers]
         if self.executor is not None and self.executor not in used:
             used.append(self.executor)
         return {"execution_time": round(time.perf_counter() - self.started, 6), "mcp_servers_used": used,
                 "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                "operation_id": self.operation_id, "attempts": len(self.attempts) + 1}
+                "operation_id": self.operation_id, "attempts": attempts}
 
     def _success(self, data: Mapping[str, Any]) -> dict[str, Any]:
         explanation = str(self.generation.get("explanation", ""))
@@ -248,7 +254,7 @@ class _Query:
         return {"success": True, "query": self.user_query, "sql": self.sql, "entity_sources": sources,
                 "result": {"columns": list(data.get("columns", [])), "rows": list(data.get("rows", []))},
                 "explanation": explanation, "resolved_entities": entities,
-                "recovery": {"attempts": list(self.attempts)}, "metadata": self._metadata()}
+                "recovery": {"attempts": list(self.attempts)}, "metadata": self._metadata(len(self.attempts) + 1)}
 
     def _failure(self, exc: MCPOrchestratorException) -> dict[str, Any]:
         category = self.attempts[-1]["error_type"] if self.attempts and isinstance(exc, SQLExecutionError) else None
@@ -258,7 +264,7 @@ class _Query:
                 "resolved_entities": dict(self.generation.get("resolved_entities") or {}),
                 "recovery": {"attempts": list(self.attempts)},
                 "suggestions": _SUGGESTIONS.get(category or "", "Check the MCP servers and try again."),
-                "metadata": self._metadata()}
+                "metadata": self._metadata(len(self.attempts))}
 
     def _ms(self) -> float:
         return _ms(self.started)

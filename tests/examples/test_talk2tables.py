@@ -215,7 +215,17 @@ async def test_recovery_gives_up_after_three_attempts_and_a_correction_that_fail
         ("MISSING_TABLE", True), ("MISSING_TABLE", False), ("MISSING_COLUMN", False)]
     assert attempts[1]["error"] == "no such table: sales_2024"  # the schema check, not the server
     assert len(llm.prompts) == 3 and llm.answers == [answer(LOW_STOCK_SQL)]
-    assert result["suggestions"]
+    assert result["suggestions"] and result["metadata"]["attempts"] == 3
+
+
+async def test_a_correction_without_sql_costs_an_attempt_and_the_third_can_still_succeed() -> None:
+    llm = ScriptedLLM([answer("SELECT * FROM sale"), "Sorry, I do not know.", answer(LOW_STOCK_SQL)])
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        result = await orchestrator.process_query("which products are low on stock?", llm)
+    assert result["success"] is True and result["metadata"]["attempts"] == 3
+    assert [(a["error_type"], a["executed"]) for a in result["recovery"]["attempts"]] == [
+        ("MISSING_TABLE", True), ("UNKNOWN_ERROR", False)]
+    assert "holds no SQL query" in result["recovery"]["attempts"][1]["error"]
 
 
 async def test_the_event_sequence_and_log_lines_are_the_documents(log_lines: Lines) -> None:
