@@ -123,31 +123,38 @@ class _Query:
         self.sql = ""
         self.generation: dict[str, Any] = {}
         self.attempts: list[dict[str, Any]] = []
+        # orchestration.enable_logging: false silences the query's events as it does the host's.
+        config = orchestrator.host.config
+        self.logging = config is None or config.enable_logging is not False
+
+    def _event(self, event: str, message: str, *args: Any, **fields: Any) -> None:
+        if self.logging:
+            _event(event, message, *args, **fields)
 
     def _ctx(self, **more: Any) -> dict[str, Any]:
         return {"user_query": self.user_query, **more}
 
     async def run(self, raise_errors: bool) -> dict[str, Any]:
-        _event("query_received", "query received", context=self._ctx())
-        _event("query_processing_started", "query processing started", context=self._ctx())
+        self._event("query_received", "query received", context=self._ctx())
+        self._event("query_processing_started", "query processing started", context=self._ctx())
         try:
             result = await self._pipeline()
         except MCPOrchestratorException as exc:
             if isinstance(exc, (MCPConnectionError, ResourceFetchError)):
                 # "Cache invalidation on error": what a failing server gave is not served again.
                 self.o.invalidate_cache(exc.server)
-            _event("exception_raised", "%s: %s", type(exc).__name__, exc, level=logging.ERROR, server=exc.server,
-                   context=self._ctx(attempts=len(self.attempts)),
-                   error={"type": type(exc).__name__, "message": str(exc)})
-            _event("fatal_error", "query failed: %s", exc, level=logging.ERROR, context=self._ctx(),
-                   metrics={"duration_ms": self._ms()},
-                   error={"type": type(exc).__name__, "message": str(exc)})
+            self._event("exception_raised", "%s: %s", type(exc).__name__, exc, level=logging.ERROR, server=exc.server,
+                        context=self._ctx(attempts=len(self.attempts)),
+                        error={"type": type(exc).__name__, "message": str(exc)})
+            self._event("fatal_error", "query failed: %s", exc, level=logging.ERROR, context=self._ctx(),
+                        metrics={"duration_ms": self._ms()},
+                        error={"type": type(exc).__name__, "message": str(exc)})
             if raise_errors:
                 raise
             return self._failure(exc)
-        _event("query_processing_completed", "query answered", context=self._ctx(success=True),
-               metrics={"duration_ms": self._ms(), "attempts": len(self.attempts) + 1,
-                        "row_count": len(result["result"]["rows"])})
+        self._event("query_processing_completed", "query answered", context=self._ctx(success=True),
+                    metrics={"duration_ms": self._ms(), "attempts": len(self.attempts) + 1,
+                             "row_count": len(result["result"]["rows"])})
         return result
 
     async def _pipeline(self) -> dict[str, Any]:
@@ -169,9 +176,9 @@ class _Query:
         for attempt in range(1, self.o.max_attempts + 1):
             if attempt > 1:
                 last = self.attempts[-1]
-                _event("recovery_attempted", "attempt %d: asking for a corrected query (%s)", attempt,
-                       last["error_type"], level=logging.WARNING, server=self.executor,
-                       context=self._ctx(attempt=attempt, error_type=last["error_type"], failed_sql=last["sql"]))
+                self._event("recovery_attempted", "attempt %d: asking for a corrected query (%s)", attempt,
+                            last["error_type"], level=logging.WARNING, server=self.executor,
+                            context=self._ctx(attempt=attempt, error_type=last["error_type"], failed_sql=last["sql"]))
                 prompt = build_recovery_prompt(self.user_query, last["sql"], last["error"], last["error_type"],
                                                instruction_for(last["error_type"]), self.servers, self.attempts)
                 try:
@@ -186,15 +193,15 @@ class _Query:
                     # "Validation Fail: skip execution, try again" (it still costs an attempt).
                     self._failed(attempt, "; ".join(problems), validated=False)
                     continue
-            _event("sql_execution_started", "executing on %s", self.executor, server=self.executor,
-                   context=self._ctx(sql=self.sql, attempt=attempt))
+            self._event("sql_execution_started", "executing on %s", self.executor, server=self.executor,
+                        context=self._ctx(sql=self.sql, attempt=attempt))
             started = time.perf_counter()
             result = await self.o.call_tool(self.executor, EXECUTE_TOOL, {"query": self.sql})
             if not result.get("isError"):
                 data = result.get("structuredContent") or {}
-                _event("sql_execution_completed", "%d rows", data.get("row_count", len(data.get("rows", []))),
-                       server=self.executor, context=self._ctx(attempt=attempt),
-                       metrics={"duration_ms": _ms(started), "row_count": len(data.get("rows", []))})
+                self._event("sql_execution_completed", "%d rows", data.get("row_count", len(data.get("rows", []))),
+                            server=self.executor, context=self._ctx(attempt=attempt),
+                            metrics={"duration_ms": _ms(started), "row_count": len(data.get("rows", []))})
                 return self._success(data)
             category = self._failed(attempt, _text(result), validated=True)
             if category not in RETRYABLE:
@@ -207,15 +214,15 @@ class _Query:
         category = classify(message)
         self.attempts.append({"attempt": attempt, "sql": self.sql, "error": message, "error_type": category,
                               "executed": validated})
-        _event("error_occurred", "attempt %d failed (%s): %s", attempt, category, message, level=logging.WARNING,
-               server=self.executor, context=self._ctx(attempt=attempt, sql=self.sql, executed=validated),
-               error={"type": category, "message": message})
+        self._event("error_occurred", "attempt %d failed (%s): %s", attempt, category, message, level=logging.WARNING,
+                    server=self.executor, context=self._ctx(attempt=attempt, sql=self.sql, executed=validated),
+                    error={"type": category, "message": message})
         return category
 
     async def _ask(self, prompt: str, purpose: str) -> dict[str, Any]:
-        _event("llm_prompt_created", "prompt for %s", purpose, context=self._ctx(purpose=purpose),
-               metrics={"prompt_chars": len(prompt),
-                        "resource_count": sum(len(s["resources"]) for s in self.servers)})
+        self._event("llm_prompt_created", "prompt for %s", purpose, context=self._ctx(purpose=purpose),
+                    metrics={"prompt_chars": len(prompt),
+                             "resource_count": sum(len(s["resources"]) for s in self.servers)})
         started = time.perf_counter()
         try:
             text = await self.llm.complete(prompt, host=self.o.host)
@@ -223,11 +230,11 @@ class _Query:
             raise
         except Exception as exc:  # the model's own failure is the document's LLMCommunicationError
             raise LLMCommunicationError(f"the model failed: {type(exc).__name__}: {exc}") from exc
-        _event("llm_response_received", "model answered", context=self._ctx(purpose=purpose),
-               metrics={"duration_ms": _ms(started), "response_chars": len(text)})
+        self._event("llm_response_received", "model answered", context=self._ctx(purpose=purpose),
+                    metrics={"duration_ms": _ms(started), "response_chars": len(text)})
         generation = parse_response(text)
-        _event("sql_generated", "%s", generation["sql_query"], context=self._ctx(sql=generation["sql_query"],
-                                                                                purpose=purpose))
+        sql = generation["sql_query"]
+        self._event("sql_generated", "%s", sql, context=self._ctx(sql=sql, purpose=purpose))
         return generation
 
     def _metadata(self, attempts: int) -> dict[str, Any]:

@@ -529,3 +529,13 @@ async def test_an_entity_two_servers_define_is_taken_from_the_higher_priority_on
     assert result["success"] is True, result
     assert result["result"]["rows"] == [product]
     assert result["entity_sources"]["abracadabra"]["server"] == winner
+
+
+async def test_enable_logging_false_silences_the_query_events(log_lines: Lines) -> None:
+    async with configs.serve_sse(enable_logging=False) as config, Talk2TablesOrchestrator(config) as orchestrator:
+        result = await orchestrator.process_query("which products are low on stock?", DemoLLM())
+        assert result["success"] is True
+        assert [line for line in log_lines.lines if line["component"].startswith("talk2tables.orchestrator")] == []
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        await orchestrator.process_query("which products are low on stock?", DemoLLM())
+    assert "query_processing_completed" in log_lines.events()
