@@ -86,16 +86,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="a configuration file (the document's mcp_config.yaml or .json)")
     parser.add_argument("--model", choices=("demo", "auto", "openai", "anthropic", "gemini"), default="demo")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    parser.add_argument("--log-level", default="WARNING", help="JSON event log on stderr at this level")
+    parser.add_argument("--log-level", default="WARNING", type=str.upper,
+                        choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="JSON event log on stderr at this level")
     args = parser.parse_args(argv)
+    model = _model(args.model)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JSONFormatter(nested=True))
-    handler.setLevel(args.log_level.upper())
-    for name in ("talk2tables", "mcphost"):
-        logging.getLogger(name).addHandler(handler)
-        logging.getLogger(name).setLevel(args.log_level.upper())
-    result = asyncio.run(answer(args.question, transport=args.transport, config=args.config,
-                                model=_model(args.model)))
+    handler.setLevel(args.log_level)
+    loggers = [logging.getLogger(name) for name in ("talk2tables", "mcphost")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(args.log_level)
+    try:
+        result = asyncio.run(answer(args.question, transport=args.transport, config=args.config, model=model))
+    finally:  # main() may be called in a process that goes on (tests): its loggers are given back
+        for lg, level in zip(loggers, levels):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
     print(json.dumps(result, indent=2, default=str) if args.json else render(result))
     return 0 if result["success"] else 1
 

@@ -24,6 +24,8 @@ if str(ROOT) not in sys.path:  # the example lives beside the package, not in it
     sys.path.insert(0, str(ROOT))
 
 from examples.talk2tables import configs  # noqa: E402
+from examples.talk2tables.__main__ import answer as ask  # noqa: E402
+from examples.talk2tables.__main__ import main, render  # noqa: E402
 from examples.talk2tables.llm import (  # noqa: E402
     DemoLLM,
     ScriptedLLM,
@@ -190,6 +192,7 @@ async def test_a_permission_error_is_not_retried(log_lines: Lines) -> None:
         assert log_lines.events()[-4:] == ["sql_execution_started", "error_occurred", "exception_raised",
                                            "fatal_error"]
         assert "recovery_attempted" not in log_lines.events()
+        assert render(result).startswith("Could not answer: database_mcp: PERMISSION_ERROR after 1 attempt(s)")
         fatal = log_lines.lines[-1]
         assert fatal["level"] == "ERROR" and fatal["error"]["type"] == "SQLExecutionError"
 
@@ -539,3 +542,28 @@ async def test_enable_logging_false_silences_the_query_events(log_lines: Lines) 
     async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
         await orchestrator.process_query("which products are low on stock?", DemoLLM())
     assert "query_processing_completed" in log_lines.events()
+
+
+def test_the_command_line_prints_the_whole_result_as_json(capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["price of poof box", "--transport", "sse", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["success"] is True and result["result"]["rows"] == [["Vanishing Cabinet", 1250.0]]
+    assert result["entity_sources"]["poof box"]["server"] == "product_metadata_mcp"
+    assert set(result) >= {"success", "query", "sql", "result", "explanation", "resolved_entities", "metadata"}
+    assert set(result["metadata"]) >= {"execution_time", "mcp_servers_used", "timestamp"}
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(SystemExit, match="OPENAI_API_KEY"):
+        main(["anything", "--model", "openai"])
+
+
+async def test_a_configuration_file_names_the_servers(tmp_path: Path) -> None:
+    doc = json.loads((ROOT / "examples/talk2tables/mcp_config.json").read_text())
+    async with configs.serve_sse() as served:
+        for name, entry in doc["mcp_servers"].items():
+            entry["url"] = served["mcp_servers"][name]["url"]
+        (tmp_path / "mcp_config.json").write_text(json.dumps(doc))
+        result = await ask("total sales for abracadabra this month", config=str(tmp_path / "mcp_config.json"))
+    assert result["success"] is True and result["result"]["columns"] == ["total_sales"]
+    assert "s.product_id = 123" in result["sql"]

@@ -26,6 +26,7 @@ import inspect
 import json
 import logging
 import sys
+import threading
 import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable
@@ -186,7 +187,11 @@ class MCPServer:
         """Serve stdin/stdout until stdin ends (MCP stdio: the client closing stdin is shutdown)."""
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=MAX_MESSAGE)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        if sys.platform == "win32":
+            # The proactor loop cannot read an anonymous pipe: a thread reads and feeds the loop.
+            threading.Thread(target=_feed, args=(loop, reader), daemon=True, name="stdin").start()
+        else:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         out = sys.stdout.buffer
         pending: set[asyncio.Task[None]] = set()
 
@@ -222,6 +227,12 @@ class MCPServer:
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
         logger.info("%s: stdin closed, exiting", self.name)
+
+
+def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
+    while chunk := sys.stdin.buffer.read1(65536):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
 
 
 def _error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
