@@ -25,6 +25,7 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 import sys
 import threading
 import urllib.parse
@@ -230,7 +231,7 @@ class MCPServer:
 
 
 def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
-    while chunk := sys.stdin.buffer.read1(65536):
+    while chunk := os.read(sys.stdin.fileno(), 65536):
         loop.call_soon_threadsafe(reader.feed_data, chunk)
     loop.call_soon_threadsafe(reader.feed_eof)
 
