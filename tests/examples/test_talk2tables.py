@@ -567,3 +567,28 @@ async def test_a_configuration_file_names_the_servers(tmp_path: Path) -> None:
         result = await ask("total sales for abracadabra this month", config=str(tmp_path / "mcp_config.json"))
     assert result["success"] is True and result["result"]["columns"] == ["total_sales"]
     assert "s.product_id = 123" in result["sql"]
+
+
+async def test_the_servers_serve_the_official_sdk_client_too() -> None:
+    # "Resources accessible via MCP client": not only mcphost's; the SDK is a test-only peer.
+    pytest.importorskip("mcp.client.sse")
+    from mcp.client.session import ClientSession
+    from mcp.client.sse import sse_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def use(streams: Any) -> tuple[list[str], Any]:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            listed = await session.list_resources()
+            called = await session.call_tool("execute_query", {"query": "SELECT count(*) AS n FROM products"})
+            return sorted(str(r.uri) for r in listed.resources), called.structured_content
+
+    async with SseServer(database.build_server()) as db, sse_client(db.url) as streams:
+        over_sse = await use(streams)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "examples.talk2tables.servers.database"],
+                                   cwd=str(ROOT))
+    async with stdio_client(params) as streams:
+        over_stdio = await use(streams)
+    expected = (["database://available_tables", "database://table_schemas"],
+                {"columns": ["n"], "rows": [[len(PRODUCTS)]], "row_count": 1, "truncated": False})
+    assert over_sse == over_stdio == expected
