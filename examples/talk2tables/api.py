@@ -6,6 +6,7 @@
 - ``GET /health`` -> ``{"status": "healthy", "service": "fastapi_orchestrator",
   "mcp_servers": {name: connected}}`` (the document: only the backend has a health endpoint;
   a server is healthy when it answers MCP);
+- ``GET /metrics`` -> the document's performance metrics (``Talk2TablesOrchestrator.metrics()``);
 - startup connects every server of the configuration (``T2T_CONFIG``, default the document's
   ``mcp_config.yaml``; ``stdio`` for the servers as child processes); shutdown closes them.
 
@@ -68,6 +69,11 @@ def create_app(config: Any = None, model: LLMInterface | None = None) -> Any:
         clients = state["orchestrator"].mcp_clients
         return {"status": "healthy", "service": "fastapi_orchestrator",
                 "mcp_servers": {name: info["connected"] for name, info in clients.items()}}
+
+    @app.get("/metrics")  # type: ignore[untyped-decorator,unused-ignore]
+    async def metrics() -> dict[str, Any]:
+        result: dict[str, Any] = state["orchestrator"].metrics()
+        return result
 
     @app.post("/chat")  # type: ignore[untyped-decorator,unused-ignore]
     async def chat(body: dict[str, Any]) -> dict[str, Any]:

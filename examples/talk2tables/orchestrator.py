@@ -46,6 +46,7 @@ from mcphost.compat.orchestrator import (
 from mcphost.logs import operation
 
 from .llm import LLMInterface, build_prompt, build_recovery_prompt, parse_response
+from .metrics import QueryMetrics
 from .sqlcheck import RETRYABLE, SchemaValidator, classify, exception_for, instruction_for
 
 logger = logging.getLogger("talk2tables.orchestrator")
@@ -77,6 +78,12 @@ class Talk2TablesOrchestrator(MCPOrchestrator):
             raise ValueError(f"max_attempts must be a positive integer, not {max_attempts!r}")
         super().__init__(config_path, **options)
         self.max_attempts = max_attempts
+        self.query_metrics = QueryMetrics()
+
+    def metrics(self) -> dict[str, Any]:
+        """The document's performance metrics: the queries' (times by percentile, model time,
+        cache hit rate, errors by type) and the servers' (the host's ``get_metrics()``)."""
+        return {"queries": self.query_metrics.snapshot(), "servers": self.host.get_metrics()}
 
     async def __aenter__(self) -> Talk2TablesOrchestrator:
         await self.initialize()
@@ -123,9 +130,17 @@ class _Query:
         self.sql = ""
         self.generation: dict[str, Any] = {}
         self.attempts: list[dict[str, Any]] = []
+        self.llm_ms = 0.0
+        self.cache_hits = self.cache_misses = 0
         # orchestration.enable_logging: false silences the query's events as it does the host's.
         config = orchestrator.host.config
         self.logging = config is None or config.enable_logging is not False
+
+    def _record(self, error_type: str | None) -> None:
+        self.o.query_metrics.record(
+            duration_ms=self._ms(), llm_ms=self.llm_ms, error_type=error_type, recovered=bool(self.attempts),
+            cache_hits=self.cache_hits, cache_misses=self.cache_misses,
+            sql_errors=[a["error_type"] for a in self.attempts])
 
     def _event(self, event: str, message: str, *args: Any, **fields: Any) -> None:
         if self.logging:
@@ -149,16 +164,22 @@ class _Query:
             self._event("fatal_error", "query failed: %s", exc, level=logging.ERROR, context=self._ctx(),
                         metrics={"duration_ms": self._ms()},
                         error={"type": type(exc).__name__, "message": str(exc)})
+            self._record(type(exc).__name__)
             if raise_errors:
                 raise
             return self._failure(exc)
+        self._record(None)
         self._event("query_processing_completed", "query answered", context=self._ctx(success=True),
                     metrics={"duration_ms": self._ms(), "attempts": len(self.attempts) + 1,
                              "row_count": len(result["result"]["rows"])})
         return result
 
     async def _pipeline(self) -> dict[str, Any]:
+        before = dict(self.o.cache_timestamps)
         gathered = await self.o.gather_all_resources()
+        # A server whose cache stamp did not move was answered from the cache.
+        hits = sum(1 for name in gathered if name in before and before[name] == self.o.cache_timestamps.get(name))
+        self.cache_hits, self.cache_misses = hits, len(gathered) - hits
         self.servers = [{"server": name, "priority": entry["priority"], "domains": entry["domains"],
                          "capabilities": entry["capabilities"], "resources": entry["resources"]}
                         for name, entry in gathered.items()]
@@ -230,8 +251,10 @@ class _Query:
             raise
         except Exception as exc:  # the model's own failure is the document's LLMCommunicationError
             raise LLMCommunicationError(f"the model failed: {type(exc).__name__}: {exc}") from exc
+        took = _ms(started)
+        self.llm_ms += took
         self._event("llm_response_received", "model answered", context=self._ctx(purpose=purpose),
-                    metrics={"duration_ms": _ms(started), "response_chars": len(text)})
+                    metrics={"duration_ms": took, "response_chars": len(text)})
         generation = parse_response(text)
         sql = generation["sql_query"]
         self._event("sql_generated", "%s", sql, context=self._ctx(sql=sql, purpose=purpose))

@@ -592,3 +592,27 @@ async def test_the_servers_serve_the_official_sdk_client_too() -> None:
     expected = (["database://available_tables", "database://table_schemas"],
                 {"columns": ["n"], "rows": [[len(PRODUCTS)]], "row_count": 1, "truncated": False})
     assert over_sse == over_stdio == expected
+
+
+async def test_the_documents_performance_metrics_are_counted() -> None:
+    from examples.talk2tables.metrics import QueryMetrics, _percentiles
+
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        assert orchestrator.metrics()["queries"]["query_time_ms"] == {"p50": None, "p95": None, "p99": None}
+        await orchestrator.process_query("which products are low on stock?", DemoLLM())
+        await orchestrator.process_query("low stock", ScriptedLLM([answer("SELECT * FROM sale"), answer(LOW_STOCK_SQL)]))
+        await orchestrator.process_query("salaries", ScriptedLLM([answer("SELECT * FROM employee_salaries")]))
+        metrics = orchestrator.metrics()
+    queries = metrics["queries"]
+    assert (queries["queries"], queries["succeeded"], queries["failed"], queries["recovered"]) == (3, 2, 1, 1)
+    assert queries["errors_by_type"] == {"MISSING_TABLE": 1, "PERMISSION_ERROR": 1, "SQLExecutionError": 1}
+    assert queries["error_rate"] == pytest.approx(1 / 3)
+    # The first query read both servers; the next two were answered from the cache.
+    assert queries["resource_cache"] == {"hits": 4, "misses": 2, "hit_rate": pytest.approx(4 / 6)}
+    times = queries["query_time_ms"]
+    assert 0 < times["p50"] <= times["p95"] <= times["p99"]
+    execute = metrics["servers"]["database_mcp"]["tools"]["execute_query"]
+    assert execute["calls"] == 4 and execute["isError"] == 2  # the per-server latency is the host's
+    assert _percentiles(__import__("collections").deque(float(v) for v in range(1, 101))) == {
+        "p50": 50.0, "p95": 95.0, "p99": 99.0}
+    assert QueryMetrics().snapshot()["resource_cache"]["hit_rate"] == 0.0
