@@ -322,6 +322,24 @@ def test_the_schema_check_finds_what_the_server_would_refuse() -> None:
             check.check("SELECT * FROM sale")
     finally:
         check.close()
+    unknown = SchemaValidator({})  # nothing published: the structure only
+    assert unknown.validate("SELECT * FROM anything") == []
+    assert unknown.validate("UPDATE anything SET x = 1") == ["only one SELECT statement may be sent"]
+    unknown.close()
+
+
+async def test_concurrent_questions_keep_their_own_operation(log_lines: Lines) -> None:
+    questions = ["which products are low on stock?", "best selling products", "price of floaty"]
+    async with configs.serve_sse() as config, Talk2TablesOrchestrator(config) as orchestrator:
+        results = await asyncio.gather(*(orchestrator.process_query(q, DemoLLM()) for q in questions))
+    assert all(r["success"] for r in results)
+    assert results[2]["result"]["rows"] == [["Levitation Kit", 45.5]]
+    ids = [r["metadata"]["operation_id"] for r in results]
+    assert len(set(ids)) == 3
+    for question, op_id in zip(questions, ids):
+        mine = [line for line in log_lines.lines if line["context"].get("operation_id") == op_id]
+        assert {line["context"]["user_query"] for line in mine if "user_query" in line["context"]} == {question}
+        assert [line["event"] for line in mine if line["event"] in QUERY_EVENTS][-1] == "query_processing_completed"
 
 
 def test_model_answers_are_parsed_as_json_or_for_their_sql() -> None:
