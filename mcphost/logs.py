@@ -90,6 +90,7 @@ EVENTS: Final[dict[str, str]] = {
     "config_loaded": "the configuration was read and validated",
     "config_reloaded": "a reload applied what changed",
     "config_reload_failed": "a reload found an invalid configuration; nothing changed",
+    "config_duplicate_servers": "two servers of the configuration have identical definitions",
     "wire": "the wire trace: one message sent or received (DEBUG)",
     # The orchestrator specification's events (written by mcphost.compat.orchestrator and
     # by applications built on it).

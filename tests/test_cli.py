@@ -217,7 +217,8 @@ def test_a_crash_at_start_shows_the_line_that_says_why(tmp_path: Path) -> None:
 
 
 def test_start_errors_name_their_server(tmp_path: Path) -> None:
-    cfg = {"mcpServers": {"one": {"command": "no-such-binary-here"}, "two": {"command": "no-such-binary-here"}}}
+    # Two different commands: two identical definitions would add a warning of their own.
+    cfg = {"mcpServers": {"one": {"command": "no-such-binary-here"}, "two": {"command": "no-such-binary-there"}}}
     done = run_cli("inspect", str(write_config(tmp_path, cfg)))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()

@@ -10,12 +10,15 @@ of the mcphost error it stands for (made once per pair, and named as the documen
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from mcphost import MCPHost
 from mcphost.errors import MCPHostError
 
-__all__ = ["document_error"]
+__all__ = ["check_host_options", "document_error"]
 
 logger = logging.getLogger("mcphost.compat")
 
@@ -58,3 +61,12 @@ def document_error(document: type[E], message: str, cause: BaseException | None 
             error.server = server
         return error
     return document(message, server=server)
+
+
+def check_host_options(options: Mapping[str, Any]) -> None:
+    """A ``TypeError`` now, naming it, for an option ``MCPHost`` does not take (a facade
+    that makes its host later would otherwise report a typo only then)."""
+    try:
+        inspect.signature(MCPHost).bind(None, **options)
+    except TypeError as exc:
+        raise TypeError(f"not an option of MCPHost: {exc}") from None

@@ -165,7 +165,6 @@ class MCPOrchestrator:
         self.clock = clock
         self.resource_cache: dict[str, dict[str, Any]] = {}
         self.cache_timestamps: dict[str, float] = {}
-        self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> MCPOrchestrator:
         await self.initialize()

@@ -76,6 +76,11 @@ class _Loader(EntryLoader):
         for name, (top, raw) in entries.items():
             servers[name] = self.load_server(top, name, raw)
         self.check_dependencies(servers, entries)
+        duplicates = _duplicates(servers)
+        for group in duplicates:
+            for name in group[1:]:
+                self.note((entries[name][0], name), f"the same server as {group[0]!r} (identical command, "
+                          "arguments, environment and URL): one server configured twice?")
         for name, _top in left_out:
             # Not selected: neither expanded nor validated (an unset variable or a broken
             # entry there is no error for the servers that were chosen); listed, disabled.
@@ -91,6 +96,7 @@ class _Loader(EntryLoader):
             log_level=data["logLevel"].upper() if "logLevel" in data else None,
             fail_fast=data.get("failFast"),
             enable_logging=data.get("enableLogging"),
+            duplicates=tuple(duplicates),
         )
 
     def load_inputs(self, raw: Sequence[Mapping[str, Any]]) -> None:
@@ -338,3 +344,16 @@ def _cache(raw: Mapping[str, Any] | None) -> CacheSettings:
         max_entries=int(raw.get("maxEntries", default.max_entries)),
         max_bytes=int(raw.get("maxBytes", default.max_bytes)),
     )
+
+
+def _duplicates(servers: Mapping[str, ServerConfig]) -> list[tuple[str, ...]]:
+    """Groups of enabled servers whose definitions start the same server (interface rule 2
+    of the host specification: "duplicate servers"): same type, command, arguments,
+    environment, directory, URL and headers, whatever their names and settings."""
+    groups: dict[tuple[object, ...], list[str]] = {}
+    for name, server in servers.items():
+        if server.enabled:
+            identity = (server.type, server.command, server.args, tuple(sorted(server.env.items())), server.cwd,
+                        server.url, tuple(sorted(server.headers.items())))
+            groups.setdefault(identity, []).append(name)
+    return [tuple(names) for names in groups.values() if len(names) > 1]

@@ -297,6 +297,9 @@ class HostConfig:
     fail_fast: bool | None = None
     #: ``enableLogging``: ``False`` silences the ``mcphost`` loggers while the host runs.
     enable_logging: bool | None = None
+    #: Groups of servers with identical definitions (the same process or URL under two
+    #: names): told as a warning when the host loads the configuration.
+    duplicates: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).

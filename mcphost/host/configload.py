@@ -63,6 +63,11 @@ async def load_config(
 def _loaded(config: Any) -> Any:
     where = os.path.basename(config.path) if config.path else "the configuration given in code"
     logger.info("%s loaded: %d server(s)", where, len(config.servers), extra={"event": "config_loaded"})
+    for group in getattr(config, "duplicates", ()):
+        # The host specification calls duplicate servers a configuration error; a warning
+        # here, since one server run twice under two names can be meant (docs/config.md).
+        logger.warning("%s: servers %s have identical definitions: one server configured twice?", where,
+                       ", ".join(group), extra={"event": "config_duplicate_servers"})
     return config
 
 

@@ -34,7 +34,6 @@ from ..types import (
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
-from .adapters import ClientManagerAPI
 from .configload import fail_fast, load_config, select
 from .handle import ServerHandle
 from .handlers import Handlers, Registration
@@ -44,6 +43,8 @@ from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
 from .reload import Watcher, apply, dependents_of
+from .reload import add_server as adding
+from .reload import remove_server as removing
 from .router import Router
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
@@ -71,7 +72,7 @@ def _as_arguments(name: str, params: Any) -> dict[str, Any]:
     raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
 
 
-class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
+class MCPHost(Registration, Queries, Observability, ModelAPI):
     """A host for many MCP servers (every option is described in docs/api.md).
 
     Args:
@@ -80,8 +81,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
-        permissions,
-        handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
+        permissions, handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
     """
 
     def __init__(
@@ -271,6 +271,7 @@ class MCPHost(Registration, Queries, Observability, ClientManagerAPI, ModelAPI):
         self._state = "stopped"
 
     close = shutdown  # the orchestrator specification's name for it
+    add_server, remove_server = adding, removing  # at run time: mcphost.host.reload, docs/api.md
 
     async def start_server(self, name: str) -> None:
         """Start a stopped, failed, unavailable or disabled server (a new process and session);

@@ -54,6 +54,7 @@ class ServerHandle:
         #: Why the server is not ready (its last start failure or how it went away).
         self.error: MCPHostError | None = None
         self.metrics = Metrics()
+        self.metrics.started_at = time.monotonic()
         self.restarts = 0
         #: Restarts in a row by the restart policy, and when the server last became ready.
         self.failures_in_row = 0
@@ -161,13 +162,18 @@ class ServerHandle:
             "cache": dict(self.cache_stats),
         }
         entry.update(self.metrics.snapshot())
-        every = [*entry["tools"].values(), *entry["methods"].values()]
         # Requests: those sent and answered or failed (arguments refused before sending are
-        # errors, not requests); successes: those that got a result without isError.
-        entry["requests"] = sum(s["calls"] for s in every)
-        entry["errors"] = sum(s["errors"] for s in every)
-        entry["successes"] = sum(s["calls"] - (s["errors"] - s["refused"]) - s["isError"] for s in every)
+        # errors, not requests); successes: those that got a result without isError; rates
+        # and the average latency (FR9.3) over the time since the server was configured.
+        entry.update(self.metrics.summary(self.metrics_seconds()))
         return entry
+
+    def metrics_seconds(self) -> float:
+        """Seconds the server's metrics cover (since its handle was made; a reload that
+        restarts the server keeps them)."""
+        if self.metrics.started_at is None:
+            self.metrics.started_at = time.monotonic()
+        return round(time.monotonic() - self.metrics.started_at, 3)
 
     def pid(self) -> int | None:
         transport = self.transport

@@ -56,6 +56,8 @@ class Handlers:
         #: then does not exit when its stdin closes).
         self.roots_given = roots is not None
         self.callback: Callable[[str, str, JSONObject], Any] | None = None
+        #: The callback serves sampling (FR5.3): ``sampling`` is declared for it.
+        self.callback_sampling = False
         self.events: list[EventHandler] = []
         self.log: list[Callable[[str, JSONObject], Any]] = []
         self.progress: list[Callable[[str, JSONObject], Any]] = []
@@ -74,7 +76,7 @@ class Handlers:
         return client_capabilities(
             version,
             roots=self.roots_given or self.roots_handler is not None,
-            sampling=self.sampling is not None,
+            sampling=self.sampling is not None or (self.callback is not None and self.callback_sampling),
             sampling_tools=self.sampling_tools,
             elicitation_form=self.elicitation is not None and self.elicitation_form,
             elicitation_url=self.elicitation is not None and self.elicitation_url,
@@ -142,17 +144,22 @@ class Registration:
     _servers: dict[str, ServerHandle]
 
     def register_callback(
-        self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None
+        self, cb: Callable[[str, str, JSONObject], Any], *, capabilities: Mapping[str, Any] | None = None,
+        sampling: bool = True,
     ) -> None:
         """Receive every server request the host does not answer itself.
 
         ``cb(server, method, params)`` returns the result dict (or an awaitable of it); a
         raised exception is sent back as a JSON-RPC error (an ``int`` attribute ``code``
         chooses the code; ``-32603`` otherwise; :class:`~mcphost.RpcError` sets all three).
-        It declares no client capability by itself: pass ``capabilities=`` (merged into the
-        ``ClientCapabilities`` sent at ``initialize``) for what it serves.
+        It declares ``sampling`` (FR5.3: a server's ``sampling/createMessage`` reaches it;
+        ``sampling=False`` declares nothing), unless :meth:`on_sampling` serves sampling;
+        pass ``capabilities=`` (merged into the ``ClientCapabilities`` sent at
+        ``initialize``) for anything else it serves. Capabilities are declared in the
+        handshake: register before :meth:`initialize`.
         """
         self._handlers.callback = cb
+        self._handlers.callback_sampling = bool(sampling)
         if capabilities:
             self._handlers.extra_capabilities.update(capabilities)
 

@@ -89,8 +89,21 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
     received = Family("mcphost_transport_received_bytes_total", "counter", "Bytes read from the server.")
     noise = Family("mcphost_transport_noise_lines_total", "counter", "Lines from the server that were not JSON-RPC.")
     cache = Family("mcphost_cache_operations_total", "counter", "Reads and prompts looked up in the cache, by result.")
+    requests = Family("mcphost_server_requests_total", "counter", "Requests sent to the server (answered or failed).")
+    rate = Family("mcphost_server_requests_per_second", "gauge",
+                  "Requests per second to the server, since it was configured.")
+    latency = Family("mcphost_server_request_latency_average_seconds", "gauge",
+                     "Average latency of the server's requests, in seconds.")
+    success = Family("mcphost_server_success_ratio", "gauge",
+                     "Share of the server's requests that got a result without isError.")
     for name, handle in servers.items():
         labels = {"mcp_server": name}
+        summary = handle.metrics.summary(handle.metrics_seconds())
+        requests.add(summary["requests"], labels)
+        for family, key in ((rate, "requestsPerSecond"), (latency, "averageLatencySeconds"),
+                            (success, "successRate")):
+            if summary[key] is not None:
+                family.add(summary[key], labels)
         up.add(1 if handle.state.value == "ready" else 0, labels)
         state.add(round(now - handle.state_since, 3), {**labels, "state": handle.state.value})
         restarts.add(handle.restarts, labels)
@@ -102,7 +115,7 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
         noise.add(stats.get("noise_lines", 0), labels)
         for result, n in handle.cache_stats.items():
             cache.add(n, {**labels, "result": result})
-    return [up, state, restarts, in_flight, sent, received, noise, cache]
+    return [up, state, restarts, in_flight, sent, received, noise, cache, requests, rate, latency, success]
 
 
 class Observability:

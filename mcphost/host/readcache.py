@@ -15,8 +15,11 @@ It is emptied, for one server, by what says its content changed:
 
 ``cache=False`` on a call bypasses it (neither read nor filled). ``allow_stale=True`` serves
 an expired entry, or one of a server that cannot answer (unavailable, timed out), marked
-``"_meta": {"mcphost/stale": true, "mcphost/ageSeconds": ...}``. Tool results are never
-cached.
+``"_meta": {"mcphost/stale": true, "mcphost/ageSeconds": ...}``. Without it, a read the
+server answers with an error (not found, a JSON-RPC error, a malformed result) drops the
+entry of what it read (the orchestrator specification's "invalidation on error"); one the
+server could not answer (unavailable, timed out) keeps it for a later ``allow_stale`` read.
+Tool results are never cached.
 """
 
 from __future__ import annotations
@@ -97,10 +100,18 @@ class ReadCache:
         try:
             result = await run()
         except MCPHostError as exc:
-            if allow_stale and key is not None and handle is not None and is_transient(exc):
-                stale = self.cache.get_stale(key)
-                if stale is not MISS:
-                    return self._stale(handle, method, stale, exc)
+            if key is not None and handle is not None:
+                if allow_stale:
+                    if is_transient(exc):
+                        stale = self.cache.get_stale(key)
+                        if stale is not MISS:
+                            return self._stale(handle, method, stale, exc)
+                elif not is_transient(exc) and self.cache.invalidate(key):
+                    # "Invalidation on error" (Talk-2-Tables): what the server refused to read
+                    # now (not found, an error, a broken answer) is not served later from an
+                    # entry kept for allow_stale. A server that could not answer (gone, timed
+                    # out) said nothing of the content: its entry stays for allow_stale.
+                    logger.debug("%s: %s failed: its cache entry is dropped", handle.name, method)
             raise
         if key is not None and ttl > 0 and (use or allow_stale):
             data = dumps(result)

@@ -27,15 +27,19 @@ import dataclasses
 import hashlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
-from ..config.model import ServerConfig
-from ..errors import MCPHostError
+from ..config.model import SERVER_NAME_PATTERN, ServerConfig
+from ..errors import MCPHostError, UsageError
 from .handle import ServerHandle
 from .supervisor import Supervisor
 
-__all__ = ["Watcher", "apply", "dependents_of", "plan"]
+if TYPE_CHECKING:
+    from .facade import MCPHost
+
+__all__ = ["Watcher", "add_server", "apply", "dependents_of", "plan", "remove_server"]
 
 logger = logging.getLogger("mcphost.host.reload")
 
@@ -126,6 +130,57 @@ async def apply(
     supervisor.layers = new.start_order()
     failed = {name: r["error"] for name, r in results.items() if not r["ok"]}
     return {**steps, "failed": failed}
+
+
+async def add_server(host: MCPHost, name: str, entry: Mapping[str, Any] | ServerConfig, *,
+                     start: bool = True) -> None:
+    """Add server ``name`` to the running host: ``entry`` is its ``mcp.json`` entry (any
+    dialect; ``${...}`` expanded as in a file) or a ``ServerConfig``. It joins the
+    configuration (``host.config``) and starts now, unless ``start=False``.
+
+    Raises:
+        UsageError: the host is not running, or ``name`` is taken or not a server name.
+        ConfigurationError: the entry is invalid (naming its field).
+        ServerStartupError: it did not start (it stays listed, ``failed``, with its error:
+            ``start_server`` tries again, ``remove_server`` forgets it).
+    """
+    host._require_running("add_server")
+    if not isinstance(name, str) or not re.match(SERVER_NAME_PATTERN, name):
+        raise UsageError(f"add_server(): {name!r} is not a server name ({SERVER_NAME_PATTERN})")
+    if name in host._servers or name in host._supervisor.local:
+        raise UsageError(f"add_server(): a server named {name!r} exists already")
+    if isinstance(entry, ServerConfig):
+        config = dataclasses.replace(entry, name=name)
+    elif isinstance(entry, Mapping):
+        from ..config import config_from_data
+
+        home = host._environ.get("HOME") or os.path.expanduser("~")
+        loaded = config_from_data({"mcpServers": {name: dict(entry)}}, environ=host._environ, user_home=home,
+                                  workspace_folder=os.getcwd())
+        host._supervisor.redactor.add_config(loaded)
+        config = loaded.servers[name]
+    else:
+        raise UsageError(f"add_server(): the entry of {name!r} is a mapping (an mcp.json entry), "
+                         f"not {type(entry).__name__}")
+    host.config = dataclasses.replace(host.config, servers={**host.config.servers, name: config})
+    host._servers[name] = host._new_handle(config)
+    logger.info("%s: added", name)
+    if start and config.enabled:
+        await host.start_server(name)
+
+
+async def remove_server(host: MCPHost, name: str) -> None:
+    """Stop server ``name`` and forget it: it leaves ``get_tools()``, the metrics and the
+    configuration (``RoutingError``: no such server)."""
+    host._require_running("remove_server")
+    handle = host._router.handle(name)
+    await host._supervisor.stop(handle)
+    host._servers.pop(name, None)
+    host._supervisor.local.pop(name, None)
+    if name in host.config.servers:
+        host.config = dataclasses.replace(
+            host.config, servers={n: c for n, c in host.config.servers.items() if n != name})
+    logger.info("%s: removed", name)
 
 
 class Watcher:

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, RoutingError, UsageError
-from .adapters import PREFIX, split_mcp_name
 from .providers import PROVIDERS, aliases, call_parts, provider_of, tool_result, tool_shape
 from .search import ToolIndex
 
@@ -27,7 +26,20 @@ if TYPE_CHECKING:
     from .handle import ServerHandle
     from .router import Router
 
-__all__ = ["META_TOOLS", "ModelAPI"]
+__all__ = ["META_TOOLS", "ModelAPI", "split_mcp_name"]
+
+#: The client-manager naming of a tool: ``mcp__{server}__{tool}``.
+PREFIX = "mcp__"
+
+
+def split_mcp_name(name: str) -> tuple[str, str]:
+    """``mcp__{server}__{tool}`` -> ``(server, tool)`` (the tool may contain ``__``)."""
+    if not isinstance(name, str) or not name.startswith(PREFIX) or "__" not in name[len(PREFIX):]:
+        raise UsageError(f"{name!r} is not an MCP tool name of the form mcp__server__tool")
+    server, _, tool = name[len(PREFIX):].partition("__")
+    if not server or not tool:
+        raise UsageError(f"{name!r} is not an MCP tool name of the form mcp__server__tool")
+    return server, tool
 
 #: The meta-tools of the search mode (MCP tool objects).
 META_TOOLS: list[dict[str, Any]] = [

@@ -200,3 +200,31 @@ class Metrics:
             "tools": {name: s.snapshot() for name, s in self.tools.items()},
             "methods": {name: s.snapshot() for name, s in self.methods.items()},
         }
+
+    def summary(self, seconds: float | None) -> dict[str, Any]:
+        """The server's totals over every tool and method (FR9.3): ``requests`` (sent:
+        answered or failed), ``errors`` (failures with an exception, arguments refused before
+        sending included), ``successes`` (a result without ``isError``), ``successRate`` and
+        ``errorRate`` (of the requests and refusals; ``isError`` results count as errors),
+        ``averageLatencySeconds`` (of the requests) and ``requestsPerSecond`` (over
+        ``seconds``, the time the metrics cover). Rates are ``None`` before any request."""
+        requests = refused = errors = is_errors = 0
+        total = 0.0
+        for stats in (*self.tools.values(), *self.methods.values()):
+            requests += stats.calls
+            refused += stats.refused
+            errors += stats.errors
+            is_errors += stats.is_errors
+            total += stats.total
+        successes = requests - (errors - refused) - is_errors
+        attempts = requests + refused
+        return {
+            "requests": requests,
+            "errors": errors,
+            "successes": successes,
+            "successRate": successes / attempts if attempts else None,
+            "errorRate": (attempts - successes) / attempts if attempts else None,
+            "averageLatencySeconds": total / requests if requests else None,
+            "requestsPerSecond": requests / seconds if seconds and seconds > 0 else None,
+            "metricsSeconds": seconds,
+        }

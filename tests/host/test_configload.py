@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,21 @@ def test_a_malformed_pick_list_is_a_configuration_error() -> None:
     text = '{"inputs": [{"type": "pickString", "id": "m", "options": "x"}], "servers": {}}'
     with pytest.raises(ConfigurationError, match=r"mcp.json:1: inputs\[0\].options: expected array, got string"):
         parse_config(text, path="/somewhere/mcp.json", environ={})
+
+
+async def test_identical_servers_under_two_names_are_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # Host specification, "Host interface": duplicate servers are told at load. A warning
+    # (docs/config.md says why not an error); the configuration still loads.
+    from mcphost.host.configload import load_config
+
+    same = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+    cfg = {"mcpServers": {"files": dict(same), "files2": {**same, "priority": 3}, "other": {"command": "npx"}}}
+    with caplog.at_level(logging.WARNING, logger="mcphost.host.configload"):
+        loaded = await load_config(cfg, environ={}, inputs=None)
+    assert loaded.duplicates == (("files", "files2"),)
+    warned = [r for r in caplog.records if getattr(r, "event", None) == "config_duplicate_servers"]
+    assert len(warned) == 1 and "files, files2" in warned[0].getMessage()
+    assert any("mcpServers.files2: the same server as 'files'" in note for note in loaded.notes)
+    # Different environments, or one of them disabled: two servers, no warning.
+    cfg = {"mcpServers": {"a": {**same, "env": {"ROOT": "1"}}, "b": dict(same), "c": {**same, "enabled": False}}}
+    assert (await load_config(cfg, environ={}, inputs=None)).duplicates == ()

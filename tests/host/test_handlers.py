@@ -53,3 +53,32 @@ async def test_generic_callback_answers_and_errors() -> None:
         result = await host.call_tool("a.ask", {})
         assert result["structuredContent"]["response"] == {"answer": 42}
         assert seen == [("a", "custom/thing", {"q": 1})]
+
+
+async def test_a_plain_callback_serves_sampling() -> None:
+    # FR5.3: sampling requests of servers reach the registered callback.
+    request = {"method": "sampling/createMessage",
+               "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}}
+    cfg = fake_config(a=fake({"tools": [tool("ask", request=request)]}))
+    seen: list[Any] = []
+
+    def cb(server: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        seen.append((server, method, params["maxTokens"]))
+        return {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}
+
+    host = MCPHost(cfg)
+    host.register_callback(cb)
+    async with host:
+        result = await host.call_tool("a.ask", {})
+        assert result["structuredContent"]["response"]["content"]["text"] == "hello"
+        assert seen == [("a", "sampling/createMessage", 5)]
+
+
+async def test_a_callback_can_decline_sampling() -> None:
+    request = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
+    cfg = fake_config(a=fake({"tools": [tool("ask", request=request)]}))
+    host = MCPHost(cfg)
+    host.register_callback(lambda server, method, params: {}, sampling=False)
+    async with host:
+        result = await host.call_tool("a.ask", {})
+        assert result["structuredContent"]["error"]["code"] == -32601

@@ -184,3 +184,33 @@ async def test_log_levels_from_the_host_and_the_configuration() -> None:
     finally:
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
+
+
+async def test_per_server_rates_and_average_latency() -> None:
+    # FR9.3: request count, success rate, error rate and average latency, per server.
+    async with MCPHost(fake_config(a=fake(SERVER), b=fake(SERVER))) as host:
+        fresh = host.get_metrics()["b"]
+        assert (fresh["requests"], fresh["successRate"], fresh["averageLatencySeconds"]) == (0, None, None)
+        await host.call_tool("a.echo", {"text": "x"})
+        await host.call_tool("a.echo", {"text": "y"})
+        await host.call_tool("a.inside", {})  # isError: an error of the tool, counted as a failure
+        with pytest.raises(ServerError):
+            await host.call_tool("a.fails", {})
+        a = host.get_metrics()["a"]
+        assert (a["requests"], a["successes"]) == (4, 2)
+        assert a["successRate"] == 0.5 and a["errorRate"] == 0.5
+        tools = a["tools"].values()
+        assert a["averageLatencySeconds"] == pytest.approx(sum(t["totalSeconds"] for t in tools) / 4)
+        assert a["requestsPerSecond"] == pytest.approx(4 / a["metricsSeconds"], rel=0.5)
+        assert a["requestsPerSecond"] > 0 and a["metricsSeconds"] > 0
+        families = parse_exposition(host.metrics_text())
+    samples = {(n, s["mcp_server"]): v for family in ("mcphost_server_requests_total",
+                                                      "mcphost_server_success_ratio",
+                                                      "mcphost_server_request_latency_average_seconds",
+                                                      "mcphost_server_requests_per_second")
+               for n, s, v in families[family]["samples"]}
+    assert samples[("mcphost_server_requests_total", "a")] == 4.0
+    assert samples[("mcphost_server_requests_total", "b")] == 0.0
+    assert samples[("mcphost_server_success_ratio", "a")] == 0.5
+    assert samples[("mcphost_server_request_latency_average_seconds", "a")] > 0
+    assert ("mcphost_server_success_ratio", "b") not in samples  # no request yet: no ratio

@@ -144,3 +144,48 @@ async def test_a_stale_entry_is_served_when_the_server_cannot_answer() -> None:
         with pytest.raises(ServerUnavailableError):
             await host.get_prompt("a.greet", {"who": "Bob"}, allow_stale=True)  # never cached
         assert host.get_metrics()["a"]["cache"]["stale"] == 2
+
+
+async def test_a_failed_read_drops_its_entry_unless_stale_is_allowed() -> None:
+    # Talk-2-Tables' "invalidation on error": a read that fails does not leave its old
+    # entry to be served later; allow_stale=True asks to keep it (and serves it).
+    from mcphost.config.model import ServerConfig
+    from mcphost.errors import ServerError, TimeoutError
+    from mcphost.host.handle import ServerHandle
+
+    clock = Clock()
+    cache = ReadCache(clock=clock)
+    handle = ServerHandle(ServerConfig(name="a", type="stdio", command="x"), request_timeout=1.0,
+                          shutdown_timeout=1.0, call_hooks=[])
+    params = {"uri": "mem://a"}
+
+    async def answer() -> dict[str, Any]:
+        return {"contents": [{"uri": "mem://a", "text": "old"}]}
+
+    async def gone() -> dict[str, Any]:
+        raise ServerError("Resource not found", server="a", code=-32002)
+
+    async def slow() -> dict[str, Any]:
+        raise TimeoutError("timed out", server="a")
+
+    async def fetch(run: Any, **kwargs: Any) -> Any:
+        return await cache.fetch(handle, "resources/read", params, run, use=kwargs.get("use", True),
+                                 allow_stale=kwargs.get("allow_stale", False))
+
+    await fetch(answer)
+    clock.now += 10_000  # expired, still held for allow_stale
+    with pytest.raises(ServerError):  # the server says it is gone: the entry goes
+        await fetch(gone)
+    with pytest.raises(TimeoutError):  # nothing stale left to serve
+        await fetch(slow, allow_stale=True)
+    await fetch(answer)
+    clock.now += 10_000
+    with pytest.raises(ServerError):  # allow_stale asks to keep it
+        await fetch(gone, allow_stale=True)
+    with pytest.raises(TimeoutError):  # the server could not answer: it said nothing of the content
+        await fetch(slow)
+    served = await fetch(slow, allow_stale=True)  # kept, and served, when asked
+    assert served["_meta"][STALE] is True
+    with pytest.raises(ServerError):  # a fresh entry read past the cache, and refused, is dropped too
+        await fetch(gone, use=False)
+    assert not cache.cache.holds(("a", "resources/read", '{"uri":"mem://a"}'))
