@@ -634,3 +634,15 @@ async def test_the_documents_performance_metrics_are_counted() -> None:
     assert _percentiles(__import__("collections").deque(float(v) for v in range(1, 101))) == {
         "p50": 50.0, "p95": 95.0, "p99": 99.0}
     assert QueryMetrics().snapshot()["resource_cache"]["hit_rate"] == 0.0
+
+
+def test_a_query_that_never_ends_is_stopped_by_the_step_bound() -> None:
+    from examples.talk2tables.servers.database import Database
+    from examples.talk2tables.servers.mcpserver import ToolFailure
+
+    db = Database(max_steps=1_000_000)
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    with pytest.raises(ToolFailure, match="query stopped after 1000000 steps"):
+        db.query(endless)
+    assert db.query("SELECT count(*) FROM products")["rows"] == [[len(PRODUCTS)]]  # the next one runs
+    db.connection.close()

@@ -32,6 +32,8 @@ logger = logging.getLogger("talk2tables.servers.database")
 __all__ = ["Database", "build_server", "main"]
 
 MAX_ROWS = 1000  # rows returned by one query (the rest is cut and "truncated" says so)
+MAX_STEPS = 200_000_000  # SQLite virtual-machine steps one query may take (0: no bound)
+_TICK = 10_000  # steps between two calls of the progress handler
 
 # What a read-only SELECT needs of SQLite's authorizer; anything else is refused.
 # (SQLITE_RECURSIVE, for WITH RECURSIVE, is code 33: the module names it from Python 3.11.)
@@ -41,7 +43,7 @@ _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
 class Database:
     """One SQLite connection, filled by :func:`catalog.build_database`, read-only once built."""
 
-    def __init__(self, path: str = ":memory:") -> None:
+    def __init__(self, path: str = ":memory:", max_steps: int = MAX_STEPS) -> None:
         self.connection = sqlite3.connect(path, check_same_thread=False)
         exists = self.connection.execute(
             "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='products'").fetchone()[0]
@@ -52,7 +54,16 @@ class Database:
         # (A flag, not set_authorizer(None): Python 3.10 takes None as "deny everything".)
         self._trusted = False
         self.connection.set_authorizer(self._authorize)
+        self.max_steps = max_steps
+        self._ticks = 0
+        self.connection.set_progress_handler(self._progress, _TICK)
         self._lock = threading.Lock()
+
+    def _progress(self) -> int:
+        # A query the client wrote is bounded in work, not in time (a recursive CTE can loop
+        # for ever); non-zero stops it with "interrupted".
+        self._ticks += 1
+        return 1 if self.max_steps and self._ticks * _TICK > self.max_steps else 0
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, _db: str | None,
                    _trigger: str | None) -> int:
@@ -70,12 +81,16 @@ class Database:
         """Run one statement; ToolFailure with the database's message when it fails."""
         with self._lock:
             self.denied.clear()
+            self._ticks = 0
             try:
                 cursor = self.connection.execute(sql)
                 rows = cursor.fetchmany(MAX_ROWS + 1)
             except sqlite3.DatabaseError as exc:
                 if self.denied:
                     raise ToolFailure(f"Permission denied: {self.denied[0]}") from exc
+                if self.max_steps and self._ticks * _TICK > self.max_steps:
+                    raise ToolFailure(f"SQL error: query stopped after {self.max_steps} steps (--max-steps); "
+                                      "write a query that reads less") from exc
                 raise ToolFailure(f"SQL error: {exc}") from exc
             except sqlite3.Warning as exc:  # e.g. "You can only execute one statement at a time."
                 raise ToolFailure(f"SQL error: {exc}") from exc
@@ -132,8 +147,10 @@ def build_server(db: Database | None = None) -> MCPServer:
 def main(argv: list[str] | None = None) -> int:
     def extra(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--db", default=":memory:", help="SQLite file (generated when empty)")
+        parser.add_argument("--max-steps", type=int, default=MAX_STEPS,
+                            help="SQLite steps one query may take (0: no bound)")
 
-    return run(lambda args: build_server(Database(args.db)), "Talk-2-Tables database MCP server", argv,
+    return run(lambda args: build_server(Database(args.db, args.max_steps)), "Talk-2-Tables database MCP server", argv,
                default_port=8000, extra=extra)
 
 
