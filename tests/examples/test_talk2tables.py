@@ -73,7 +73,7 @@ async def test_a_question_is_answered_through_both_servers_over_sse() -> None:
 async def test_the_documents_configuration_file_is_read_as_written() -> None:
     # The YAML (PyYAML is a test dependency) and its JSON twin say the same; the servers it names
     # run here on free ports instead of 8000 and 8002, the rest of the file as it is.
-    yaml = pytest.importorskip("yaml")
+    yaml = pytest.importorskip("yaml", reason="PyYAML (a test dependency) is not installed")
     doc = yaml.safe_load((ROOT / "examples/talk2tables/mcp_config.yaml").read_text())
     assert json.loads((ROOT / "examples/talk2tables/mcp_config.json").read_text()) == doc
     assert doc["orchestration"] == {"resource_cache_ttl": 300, "fail_fast": True, "enable_logging": True,
@@ -92,37 +92,43 @@ async def test_the_documents_configuration_file_is_read_as_written() -> None:
     assert sorted(r[1] for r in result["result"]["rows"]) == LOW_STOCK
 
 
-async def test_a_failing_query_is_recovered_on_the_second_attempt(log_lines: Lines) -> None:
+@pytest.mark.parametrize(("failing", "error", "category", "instruction"), [
+    ("SELECT product_name, stock FROM products", "SQL error: no such column: stock", "MISSING_COLUMN",
+     "Use correct column names from schema."),
+    ("SELECT product_name FORM products", 'SQL error: near "products": syntax error', "SYNTAX_ERROR",
+     "Fix SQL syntax."),
+])
+async def test_a_failing_query_is_recovered_on_the_second_attempt(
+        log_lines: Lines, failing: str, error: str, category: str, instruction: str) -> None:
     def corrected(prompt: str) -> str:
         # The recovery prompt carries what the document's template lists.
         assert prompt.startswith("PREVIOUS SQL EXECUTION FAILED")
-        assert "FAILED SQL: SELECT product_name, stock FROM products" in prompt
-        assert "ERROR (MISSING_COLUMN): SQL error: no such column: stock" in prompt
-        assert "Use correct column names from schema." in prompt
+        assert f"FAILED SQL: {failing}" in prompt
+        assert f"ERROR ({category}): {error}" in prompt
+        assert instruction in prompt
         assert "database://table_schemas" in prompt and "product-metadata://column_mappings" in prompt
-        return answer(LOW_STOCK_SQL, changes="stock is inventory.quantity_on_hand")
+        return answer(LOW_STOCK_SQL, changes="fixed")
 
-    llm = ScriptedLLM([answer("SELECT product_name, stock FROM products"), corrected])
+    llm = ScriptedLLM([answer(failing), corrected])
     async with Talk2TablesOrchestrator(configs.stdio_config()) as orchestrator:
         result = await orchestrator.process_query("which products are low on stock?", llm)
     assert result["success"] is True, result
     assert [r[0] for r in result["result"]["rows"]] == LOW_STOCK
     assert result["sql"] == LOW_STOCK_SQL
     [failed] = result["recovery"]["attempts"]
-    assert failed == {"attempt": 1, "sql": "SELECT product_name, stock FROM products",
-                      "error": "SQL error: no such column: stock", "error_type": "MISSING_COLUMN", "executed": True}
+    assert failed == {"attempt": 1, "sql": failing, "error": error, "error_type": category, "executed": True}
     assert result["metadata"]["attempts"] == 2 and len(llm.prompts) == 2
-    assert "recovered after 1 failed attempt(s): MISSING_COLUMN" in result["explanation"]
+    assert f"recovered after 1 failed attempt(s): {category}; fixed" in result["explanation"]
     query = log_lines.events()
     at = query.index("sql_execution_started")
     assert query[at:] == ["sql_execution_started", "error_occurred", "recovery_attempted", "llm_prompt_created",
                           "llm_response_received", "sql_generated", "sql_execution_started",
                           "sql_execution_completed", "query_processing_completed"]
     [recovery] = [line for line in log_lines.lines if line["event"] == "recovery_attempted"]
-    assert recovery["context"]["attempt"] == 2 and recovery["context"]["error_type"] == "MISSING_COLUMN"
-    [error] = [line for line in log_lines.lines if line["event"] == "error_occurred"]
-    assert error["error"] == {"type": "MISSING_COLUMN", "message": "SQL error: no such column: stock"}
-    assert error["context"]["mcp_server"] == "database_mcp"
+    assert recovery["context"]["attempt"] == 2 and recovery["context"]["error_type"] == category
+    [logged] = [line for line in log_lines.lines if line["event"] == "error_occurred"]
+    assert logged["error"] == {"type": category, "message": error}
+    assert logged["context"]["mcp_server"] == "database_mcp"
 
 
 async def test_a_permission_error_is_not_retried(log_lines: Lines) -> None:
