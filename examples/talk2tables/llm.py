@@ -105,8 +105,11 @@ def parse_response(text: str) -> dict[str, Any]:
         except ValueError:
             continue
         if isinstance(data, dict) and isinstance(data.get("sql_query"), str) and data["sql_query"].strip():
-            data.setdefault("resolved_entities", {})
-            data.setdefault("explanation", "")
+            # Optional fields of the wrong shape are dropped rather than trusted.
+            if not isinstance(data.get("resolved_entities"), dict):
+                data["resolved_entities"] = {}
+            if not isinstance(data.get("explanation"), str):
+                data["explanation"] = ""
             return data
     # Not JSON: the SQL is taken as written, in the minimal structure (step 5.b).
     for candidate in [*(m.strip() for m in _FENCE.findall(text)), text]:

@@ -78,6 +78,8 @@ def test_model_answers_are_parsed_as_json_or_for_their_sql() -> None:
     assert parse_response("select name from products; -- done")["sql_query"] == "select name from products"
     with pytest.raises(InvalidSQLError):
         parse_response('{"sql_query": ""}')
+    odd = parse_response('{"sql_query": "SELECT 4", "resolved_entities": ["x"], "explanation": null}')
+    assert odd == {"sql_query": "SELECT 4", "resolved_entities": {}, "explanation": ""}
     prompt = build_prompt("q", [{"server": "b", "priority": 10, "resources": {}},
                                 {"server": "a", "priority": 1, "resources": {"x://y": {"k": 1}}}])
     assert [s["server"] for s in resources_in(prompt)] == ["a", "b"]
