@@ -1,0 +1,1 @@
+"""Talk-2-Tables: natural-language questions answered over two MCP servers (the orchestrator document)."""
