@@ -177,3 +177,15 @@ async def test_a_caller_cancelled_while_the_pipe_is_full_is_cancelled() -> None:
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 30)
         assert session.pending == 0
+
+
+async def test_request_timeout_none_means_no_timeout() -> None:
+    # The orchestrator document's "no timeout budgets": request_timeout=None is accepted in
+    # the constructor and gives calls no deadline (a per-call timeout= still applies).
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL, tool("hang", hang=True)]}))
+    async with MCPHost(cfg, request_timeout=None, unavailable_after_timeouts=0) as host:
+        session = host.servers["a"].session
+        assert session is not None and session.peer.request_timeout == 0
+        assert (await host.call_tool("a.echo", {"text": "x"}))["content"]
+        with pytest.raises(TimeoutError):
+            await host.call_tool("a.hang", {}, timeout=0.2)
