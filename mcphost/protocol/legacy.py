@@ -5,7 +5,7 @@ Sans-I/O (layer 1). One :class:`Session` per server connection. It builds the
 the connection and the host ask of the negotiated session: which features the version has,
 which server capabilities were declared, which server requests the client can accept.
 
-Theory of operation (spec §A.5, "Lifecycle")::
+Theory of operation (spec, Base Protocol, "Lifecycle")::
 
     NEW --initialize_params()--> INITIALIZING --accept_initialize_result()--> READY
      |                                |                                         |

@@ -99,8 +99,8 @@ class HostState(str, enum.Enum):
                                                    v
                                                 STOPPED  (final: a host is not reused)
 
-    ``SHUTDOWN`` of the MCP Host specification (FR6.1) is ``STOPPED``: ``is_shut_down``
-    says it in the specification's word.
+    The MCP Host specification's ``shutdown`` state (FR6.1) is ``STOPPED``, for a server and
+    for the host.
     """
 
     NEW = "new"

@@ -385,7 +385,7 @@ def outgoing_errors(
     """
     _table(version, "client_request")  # validates the version
     if isinstance(message, list):
-        # Spec §A.4: batches exist only in 2025-03-26.
+        # Spec 2025-03-26 (JSON-RPC batching), removed in 2025-06-18: batches exist only there.
         problems = [] if versions.get(version).batches else [f"$: batches are not part of MCP {version}"]
         if not message:
             problems.append("$: a batch must not be empty")
@@ -399,7 +399,7 @@ def outgoing_errors(
         problems.append('$.jsonrpc: must be "2.0"')
     has_id = "id" in message
     if has_id and not _is_id(message["id"]):
-        # Spec §A.4: "Request id is a string or integer, never null".
+        # Spec, Base Protocol, Requests: the id "MUST be a string or integer" and "MUST NOT be null".
         problems.append("$.id: must be a string or an integer")
     if "method" in message:
         name = message["method"]

@@ -241,8 +241,10 @@ class Peer:
             # the cost of ``in``).
             if data.rfind(b"null") >= 0 and nonfinite(msg):
                 raise ValueError("NaN and Infinity are not JSON")
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"{method}: params are not JSON-serialisable: {exc}", server=self.name) from None
+        except (TypeError, ValueError, RecursionError) as exc:
+            # (RecursionError: the standard library's encoder on params nested too deep.)
+            what = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise UsageError(f"{method}: params are not JSON-serialisable: {what}", server=self.name) from None
         pending = self._pending
         pending[rid] = call
         if progress is not None:

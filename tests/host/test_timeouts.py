@@ -12,7 +12,7 @@ import pytest
 from helpers import ECHO_TOOL, fake, fake_config, wait_for
 
 from mcphost import MCPHost
-from mcphost.errors import TimeoutError
+from mcphost.errors import TimeoutError, UsageError
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -189,3 +189,14 @@ async def test_request_timeout_none_means_no_timeout() -> None:
         assert (await host.call_tool("a.echo", {"text": "x"}))["content"]
         with pytest.raises(TimeoutError):
             await host.call_tool("a.hang", {}, timeout=0.2)
+
+
+async def test_arguments_nested_too_deep_are_the_callers_error_with_either_codec() -> None:
+    # Regression (issue 21): 5,000 levels escaped as a bare RecursionError with the stdlib codec.
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    async with MCPHost(fake_config(a=fake({"tools": [tool("t")]}))) as host:
+        with pytest.raises(UsageError, match="not JSON-serialisable"):
+            await host.call_tool("a.t", {"deep": deep})
+        assert (await host.call_tool("a.t", {"deep": "shallow"}))["content"]
