@@ -1,110 +1,192 @@
 """Finding tools by what they do, for tool sets too large to give a model whole.
 
-Layer 4 (pure). BM25 (k1 = 1.2, b = 0.75) over each tool's words: its name split on
-``_ - . /`` and camelCase (counted twice: a name says the most), its description, and the
-names and descriptions of its parameters. Words are lower-cased, cut to a simple stem
-(plural and -ing/-ed endings), and stop words dropped. The index is built once per version
-of the tool lists and queried in time proportional to the tools that share a word with the
-query.
+Layer 4 (pure). :class:`ToolIndex` ranks tools by field-weighted BM25 (BM25F: Robertson,
+Zaragoza and Taylor, "Simple BM25 extension to multiple weighted fields", 2004). Each tool
+has five fields, each with its own weight and length normalisation:
+
+- ``name``: the tool's name split on ``_ - . /`` and camelCase, and its title;
+- ``lead``: the first sentence of its description (what the tool is for);
+- ``rest``: the rest of the description (usage notes, which often name other things);
+- ``params``: its parameters' names, descriptions and enum values;
+- ``server``: the server's name and its ``domains`` from the configuration.
+
+Words are the stems of :mod:`~mcphost.host.search_words`; adjacent pairs of words are
+indexed too, so a query's phrase ("pull request") counts more where the tool says it as a
+phrase. Every term's contribution to every tool is computed when the index is built (it
+does not depend on the query), so a query costs a dictionary look-up per alternative of
+each of its concepts and a pass over the tools that share one of them. Ties go to the tool
+whose server's words the query uses ("web", "memory", "file"), then to the name.
+
+:func:`fuse` combines this ranking with another (the application's embeddings, see
+:mod:`~mcphost.host.search_semantic`) by reciprocal rank fusion.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["ToolIndex", "query_words", "words"]
+from .search_words import Concept, pairs_of, query_concepts, words
 
-_SPLIT: Final = re.compile(r"[^A-Za-z0-9]+")
-_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_STOP: Final = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "with"])
-K1: Final = 1.2
-B: Final = 0.75
+__all__ = ["FIELDS", "ToolIndex", "fuse", "tool_text"]
 
+logger = logging.getLogger("mcphost.host.search")
 
-def _stem(word: str) -> str:
-    for suffix in ("ies", "ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
-# What people say for what tools call it (the query's words gain these, never the tools').
-_SYNONYMS: Final = {
-    "folder": ("directory",), "dir": ("directory",), "rename": ("move",), "find": ("search",),
-    "remove": ("delete",), "erase": ("delete",), "make": ("create",), "new": ("create",),
-    "picture": ("image",), "photo": ("image",), "modify": ("edit",), "change": ("edit",),
-    "replace": ("edit",), "show": ("list", "get"), "fetch": ("get", "read"), "open": ("read",),
-    "save": ("write",), "store": ("write", "create"), "lookup": ("search",), "query": ("search",),
+#: BM25 saturation: how fast repeated matches stop adding.
+K1: Final = 2.0
+#: Per field: (weight, length normalisation b).
+FIELDS: Final = {
+    "name": (3.0, 0.0),
+    "lead": (1.0, 0.6),
+    "rest": (0.5, 0.75),
+    "params": (0.1, 0.75),
+    "server": (1.0, 0.0),
 }
+#: What an indexed adjacent pair adds to the field's own weight's share.
+_PAIR_FIELDS: Final = ("name", "lead", "rest")
+#: Bounds on what one tool (a server's data) may cost the index.
+MAX_FIELD_WORDS: Final = 400
+MAX_PARAMS: Final = 100
+#: Reciprocal rank fusion constant (Cormack, Clarke and Buettcher, 2009).
+RRF_K: Final = 60
+
+_SENTENCE_END: Final = re.compile(r"(?<=[a-z0-9)\]])[.!?](?:\s|$)|\n\s*\n")
 
 
-def words(text: str) -> list[str]:
-    """The searchable words of ``text``."""
-    out = []
-    for part in _SPLIT.split(_CAMEL.sub(" ", text)):
-        word = part.lower()
-        if word and word not in _STOP:
-            out.append(_stem(word))
-    return out
+def _lead_and_rest(description: str) -> tuple[str, str]:
+    found = _SENTENCE_END.search(description)
+    if found is None:
+        return description, ""
+    return description[: found.start()], description[found.end():]
 
 
-def query_words(text: str) -> list[str]:
-    """The words of a query, with the words tools use for them."""
-    out = words(text)
-    for word in list(out):
-        out.extend(_SYNONYMS.get(word, ()))
-    return out
-
-
-def _tool_words(server: str, tool: Mapping[str, Any]) -> list[str]:
-    name = str(tool.get("name", ""))
-    found = words(name) * 2 + words(server)
-    found += words(str(tool.get("description") or ""))
-    schema = tool.get("inputSchema")
+def _param_text(schema: Any) -> str:
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    if isinstance(properties, Mapping):
-        for param, sub in list(properties.items())[:100]:
-            found += words(str(param))
-            if isinstance(sub, Mapping):
-                found += words(str(sub.get("description") or ""))[:50]
-    return found[:2000]
+    if not isinstance(properties, Mapping):
+        return ""
+    parts: list[str] = []
+    for name, sub in list(properties.items())[:MAX_PARAMS]:
+        parts.append(str(name))
+        if isinstance(sub, Mapping):
+            parts.append(str(sub.get("description") or "")[:500])
+            enum = sub.get("enum")
+            if isinstance(enum, list):
+                parts.extend(str(v) for v in enum[:20] if isinstance(v, str))
+    return " ".join(parts)
+
+
+def _fields(server: str, tool: Mapping[str, Any], domains: Sequence[str]) -> dict[str, list[str]]:
+    description = str(tool.get("description") or "")
+    lead, rest = _lead_and_rest(description)
+    annotations = tool.get("annotations")
+    title = tool.get("title") or (annotations.get("title") if isinstance(annotations, Mapping) else None)
+    name = str(tool.get("name", "")) + (" " + str(title) if title else "")
+    found = {"name": words(name), "lead": words(lead), "rest": words(rest),
+             "params": words(_param_text(tool.get("inputSchema"))),
+             "server": words(server + " " + " ".join(domains))}
+    return {field: terms[:MAX_FIELD_WORDS] for field, terms in found.items()}
+
+
+def tool_text(server: str, tool: Mapping[str, Any]) -> str:
+    """The text of a tool to embed: its qualified name and its description."""
+    return f"{server}.{tool.get('name', '')}: {str(tool.get('description') or '')[:2000]}"
 
 
 class ToolIndex:
-    """BM25 over ``(canonical name, server, tool)`` entries."""
+    """BM25F over ``(canonical name, server, tool)`` entries (and each server's
+    ``domains``, given as ``{server: [domain, ...]}``)."""
 
-    def __init__(self, entries: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
+    def __init__(self, entries: Iterable[tuple[str, str, Mapping[str, Any]]],
+                 domains: Mapping[str, Sequence[str]] | None = None) -> None:
         self.names: list[str] = []
         self.descriptions: list[str] = []
-        self.lengths: list[int] = []
-        self.postings: dict[str, list[tuple[int, int]]] = {}
-        for i, (canonical, server, tool) in enumerate(entries):
+        self.servers: list[str] = []
+        self._server_terms: dict[str, frozenset[str]] = {}
+        counts: list[dict[str, list[float]]] = []  # per tool: term -> per-field counts
+        lengths: dict[str, list[int]] = {field: [] for field in FIELDS}
+        order = list(FIELDS)
+        for canonical, server, tool in entries:
+            fields = _fields(server, tool, (domains or {}).get(server, ()))
             self.names.append(canonical)
+            self.servers.append(server)
             self.descriptions.append(str(tool.get("description") or ""))
-            terms = _tool_words(server, tool)
-            self.lengths.append(len(terms))
-            counts: dict[str, int] = {}
-            for term in terms:
-                counts[term] = counts.get(term, 0) + 1
-            for term, n in counts.items():
-                self.postings.setdefault(term, []).append((i, n))
-        self.average = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
+            self._server_terms.setdefault(server, frozenset(fields["server"]))
+            mine: dict[str, list[float]] = {}
+            for slot, field in enumerate(order):
+                terms = fields[field]
+                lengths[field].append(len(terms))
+                found = terms + pairs_of(terms) if field in _PAIR_FIELDS else terms
+                for term in found:
+                    row = mine.get(term)
+                    if row is None:
+                        row = mine[term] = [0.0] * len(order)
+                    row[slot] += 1.0
+            counts.append(mine)
+        total = len(self.names)
+        averages = [max(1.0, sum(lengths[f]) / total) if total else 1.0 for f in order]
+        norms = [[1.0 - FIELDS[f][1] + FIELDS[f][1] * lengths[f][i] / averages[slot]
+                  for slot, f in enumerate(order)] for i in range(total)]
+        weights = [FIELDS[f][0] for f in order]
+        frequency: dict[str, int] = {}
+        for mine in counts:
+            for term in mine:
+                frequency[term] = frequency.get(term, 0) + 1
+        #: term -> [(tool, its whole contribution: idf * saturated weighted frequency)]
+        self.postings: dict[str, list[tuple[int, float]]] = {}
+        for i, mine in enumerate(counts):
+            norm = norms[i]
+            for term, row in mine.items():
+                tf = sum(weights[s] * n / norm[s] for s, n in enumerate(row) if n)
+                df = frequency[term]
+                idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+                self.postings.setdefault(term, []).append((i, idf * tf * (K1 + 1.0) / (tf + K1)))
+        logger.debug("search index: %d tools, %d terms", total, len(self.postings))
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def scores(self, concepts: Sequence[Concept]) -> dict[int, float]:
+        """Each matching tool's score: per concept its best alternative, summed."""
+        scores: dict[int, float] = {}
+        for concept in concepts:
+            best: dict[int, float] = {}
+            for term, weight in concept:
+                for i, value in self.postings.get(term, ()):
+                    value *= weight
+                    if value > best.get(i, 0.0):
+                        best[i] = value
+            for i, value in best.items():
+                scores[i] = scores.get(i, 0.0) + value
+        return scores
+
+    def ranked(self, query: str) -> list[tuple[int, float]]:
+        """Every matching tool, best first: ``(position, score)``."""
+        concepts = query_concepts(query, known=self.postings.__contains__)
+        scores = self.scores(concepts)
+        asked = {term for concept in concepts for term, _ in concept}
+        server_hits = {server: len(asked & terms) for server, terms in self._server_terms.items()}
+        return sorted(scores.items(), key=lambda item: (-round(item[1], 9), -server_hits[self.servers[item[0]]],
+                                                         self.names[item[0]]))
 
     def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """The ``limit`` best tools for ``query``: ``{"name", "score", "description"}``."""
-        total = len(self.names)
-        scores: dict[int, float] = {}
-        for term in set(query_words(query)):
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
-            for i, n in posting:
-                norm = n * (K1 + 1) / (n + K1 * (1 - B + B * self.lengths[i] / (self.average or 1.0)))
-                scores[i] = scores.get(i, 0.0) + idf * norm
-        best = sorted(scores.items(), key=lambda item: (-item[1], self.names[item[0]]))[:limit]
-        return [{"name": self.names[i], "score": round(score, 4), "description": self.descriptions[i]}
-                for i, score in best]
+        return [self.hit(i, score) for i, score in self.ranked(query)[:limit]]
+
+    def hit(self, i: int, score: float) -> dict[str, Any]:
+        """The answer for the tool at ``i``."""
+        return {"name": self.names[i], "score": round(score, 4), "description": self.descriptions[i]}
+
+
+def fuse(*rankings: Sequence[int], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each ranking (positions, best first) gives ``1 / (k + rank)``
+    to each of its items; the sums, best first (ties: the earlier ranking's order)."""
+    fused: dict[int, float] = {}
+    first: dict[int, tuple[int, int]] = {}
+    for which, ranking in enumerate(rankings):
+        for rank, i in enumerate(ranking, start=1):
+            fused[i] = fused.get(i, 0.0) + 1.0 / (k + rank)
+            first.setdefault(i, (which, rank))
+    return sorted(fused.items(), key=lambda item: (-item[1], first[item[0]]))
