@@ -62,14 +62,18 @@ def evaluate(index: ToolIndex, split: str) -> tuple[dict[str, float], list[tuple
 
 
 def synthetic(servers: dict[str, list[dict[str, Any]]], count: int, seed: int = 7) -> list[tuple[str, str, dict[str, Any]]]:
+    """``count`` tools: the real ones again and again, each with three more words of their
+    vocabulary and one made-up word, so that the vocabulary grows as it would."""
     rng = random.Random(seed)
     base = [t for tools in servers.values() for t in tools]
-    vocabulary = sorted({w for t in base for w in str(t.get("description") or "").split()})
+    vocabulary = sorted({w for t in base for w in str(t.get("description") or "").split() if w.isalpha()})
+    syllables = ["ka", "lo", "mi", "ter", "sun", "va", "rex", "po", "din", "qu", "el", "bor"]
     out = []
     for i in range(count):
         tool = dict(base[i % len(base)])
-        extra = " ".join(rng.choice(vocabulary) + str(rng.randrange(300)) for _ in range(3))
-        tool["name"] = f"{tool['name']}_{i}"
+        made_up = "".join(rng.choice(syllables) for _ in range(rng.randrange(2, 5)))
+        extra = " ".join([rng.choice(vocabulary) for _ in range(3)] + [made_up])
+        tool["name"] = f"{tool['name']}_{made_up}"
         tool["description"] = f"{tool.get('description') or ''} {extra}"
         server = f"server{i % 75}"
         out.append((f"{server}.{tool['name']}", server, tool))

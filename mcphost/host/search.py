@@ -26,10 +26,11 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from .search_words import Concept, pairs_of, query_concepts, words
+from .search_words import PAIR, Concept, query_concepts, words
 
 __all__ = ["FIELDS", "ToolIndex", "fuse", "tool_text"]
 
@@ -46,10 +47,11 @@ FIELDS: Final = {
     "server": (1.0, 0.0),
 }
 #: What an indexed adjacent pair adds to the field's own weight's share.
-_PAIR_FIELDS: Final = ("name", "lead", "rest")
+_PAIR_FIELDS: Final = ("name", "lead")
 #: Bounds on what one tool (a server's data) may cost the index.
-MAX_FIELD_WORDS: Final = 400
-MAX_PARAMS: Final = 100
+MAX_FIELD_WORDS: Final = 150
+MAX_PARAMS: Final = 50
+PARAM_CHARS: Final = 120
 #: Reciprocal rank fusion constant (Cormack, Clarke and Buettcher, 2009).
 RRF_K: Final = 60
 
@@ -64,6 +66,7 @@ def _lead_and_rest(description: str) -> tuple[str, str]:
 
 
 def _param_text(schema: Any) -> str:
+    """Each parameter's name, the start of its description, and its enum values."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(properties, Mapping):
         return ""
@@ -71,10 +74,10 @@ def _param_text(schema: Any) -> str:
     for name, sub in list(properties.items())[:MAX_PARAMS]:
         parts.append(str(name))
         if isinstance(sub, Mapping):
-            parts.append(str(sub.get("description") or "")[:500])
+            parts.append(str(sub.get("description") or "")[:PARAM_CHARS])
             enum = sub.get("enum")
             if isinstance(enum, list):
-                parts.extend(str(v) for v in enum[:20] if isinstance(v, str))
+                parts.extend(str(v) for v in enum[:10] if isinstance(v, str))
     return " ".join(parts)
 
 
@@ -105,61 +108,87 @@ class ToolIndex:
         self.descriptions: list[str] = []
         self.servers: list[str] = []
         self._server_terms: dict[str, frozenset[str]] = {}
-        counts: list[dict[str, list[float]]] = []  # per tool: term -> per-field counts
-        lengths: dict[str, list[int]] = {field: [] for field in FIELDS}
         order = list(FIELDS)
+        rows: list[list[Counter[str]]] = []  # per tool, per field: term -> count
+        lengths: list[list[int]] = [[] for _ in order]
+        no_domains: Sequence[str] = ()
         for canonical, server, tool in entries:
-            fields = _fields(server, tool, (domains or {}).get(server, ()))
+            fields = _fields(server, tool, (domains or {}).get(server, no_domains))
             self.names.append(canonical)
             self.servers.append(server)
             self.descriptions.append(str(tool.get("description") or ""))
             self._server_terms.setdefault(server, frozenset(fields["server"]))
-            mine: dict[str, list[float]] = {}
+            row = []
             for slot, field in enumerate(order):
                 terms = fields[field]
-                lengths[field].append(len(terms))
-                found = terms + pairs_of(terms) if field in _PAIR_FIELDS else terms
-                for term in found:
-                    row = mine.get(term)
-                    if row is None:
-                        row = mine[term] = [0.0] * len(order)
-                    row[slot] += 1.0
-            counts.append(mine)
-        total = len(self.names)
-        averages = [max(1.0, sum(lengths[f]) / total) if total else 1.0 for f in order]
-        norms = [[1.0 - FIELDS[f][1] + FIELDS[f][1] * lengths[f][i] / averages[slot]
-                  for slot, f in enumerate(order)] for i in range(total)]
-        weights = [FIELDS[f][0] for f in order]
-        frequency: dict[str, int] = {}
-        for mine in counts:
-            for term in mine:
-                frequency[term] = frequency.get(term, 0) + 1
-        #: term -> [(tool, its whole contribution: idf * saturated weighted frequency)]
-        self.postings: dict[str, list[tuple[int, float]]] = {}
-        for i, mine in enumerate(counts):
-            norm = norms[i]
-            for term, row in mine.items():
-                tf = sum(weights[s] * n / norm[s] for s, n in enumerate(row) if n)
-                df = frequency[term]
-                idf = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-                self.postings.setdefault(term, []).append((i, idf * tf * (K1 + 1.0) / (tf + K1)))
+                lengths[slot].append(len(terms))
+                counted = Counter(terms)
+                if field in _PAIR_FIELDS and len(terms) > 1:
+                    counted.update([a + PAIR + b for a, b in zip(terms, terms[1:])])
+                row.append(counted)
+            rows.append(row)
+        total = len(rows)
+        averages = [max(1.0, sum(found) / total) if total else 1.0 for found in lengths]
+        shape = [(FIELDS[f][0], FIELDS[f][1]) for f in order]
+        #: term -> ([tool, ...], [its saturated weighted frequency, ...]); the term's idf
+        #: is applied at query time, from the posting's length (its document frequency).
+        #: Two flat lists, not tuples: 10,000 tools make 400,000 entries, and tuples would
+        #: be that many objects for the garbage collector to walk.
+        self.postings: dict[str, tuple[list[int], list[float]]] = {}
+        postings = self.postings
+        k1, k1_plus = K1, K1 + 1.0
+        for i, row in enumerate(rows):
+            weighted: dict[str, float] = {}
+            get = weighted.get
+            for slot, counted in enumerate(row):
+                if not counted:
+                    continue
+                weight, b = shape[slot]
+                factor = weight / (1.0 - b + b * lengths[slot][i] / averages[slot])
+                for term, n in counted.items():
+                    weighted[term] = get(term, 0.0) + n * factor
+            for term, tf in weighted.items():
+                found = postings.get(term)
+                if found is None:
+                    postings[term] = ([i], [tf * k1_plus / (tf + k1)])
+                else:
+                    found[0].append(i)
+                    found[1].append(tf * k1_plus / (tf + k1))
+        self._total = total
         logger.debug("search index: %d tools, %d terms", total, len(self.postings))
 
     def __len__(self) -> int:
         return len(self.names)
 
+    def idf(self, term: str) -> float:
+        """How rare ``term`` is among the tools (0 when no tool has it)."""
+        posting = self.postings.get(term)
+        if not posting:
+            return 0.0
+        df = len(posting[0])
+        return math.log(1.0 + (self._total - df + 0.5) / (df + 0.5))
+
     def scores(self, concepts: Sequence[Concept]) -> dict[int, float]:
         """Each matching tool's score: per concept its best alternative, summed."""
         scores: dict[int, float] = {}
+        get = scores.get
         for concept in concepts:
+            present = [(self.postings[term], weight * self.idf(term)) for term, weight in concept
+                       if term in self.postings]
+            if len(present) == 1:  # most concepts: nothing to take the best of
+                (tools, values), scale = present[0]
+                for i, value in zip(tools, values):
+                    scores[i] = get(i, 0.0) + value * scale
+                continue
             best: dict[int, float] = {}
-            for term, weight in concept:
-                for i, value in self.postings.get(term, ()):
-                    value *= weight
-                    if value > best.get(i, 0.0):
+            best_get = best.get
+            for (tools, values), scale in present:
+                for i, value in zip(tools, values):
+                    value *= scale
+                    if value > best_get(i, 0.0):
                         best[i] = value
             for i, value in best.items():
-                scores[i] = scores.get(i, 0.0) + value
+                scores[i] = get(i, 0.0) + value
         return scores
 
     def ranked(self, query: str) -> list[tuple[int, float]]:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
+from .search_vocabulary import PHRASES, VOCABULARY
 from .stem import stem
 
 __all__ = ["Concept", "PAIR", "query_concepts", "stem_cached", "words"]
@@ -54,30 +55,52 @@ def stem_cached(word: str) -> str:
     return found
 
 
-def _groups(text: str) -> list[list[str]]:
-    """Per word of ``text``: its stem, or for a camelCase word its own stem then its
-    parts' ("GitHub": "github", "git", "hub")."""
-    out = []
-    for token in _SPLIT.split(text):
-        parts = _CAMEL.split(token)
-        if len(parts) > 1:
-            parts.insert(0, token)
-        group = []
-        for part in parts:
-            if len(part) < 2 or len(part) > _MAX_WORD:
-                continue
+_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
+_TERMS: dict[str, tuple[str, ...]] = {}  # a token as written -> its terms (camelCase: whole, then parts)
+
+
+def _terms_of(token: str) -> tuple[str, ...]:
+    parts = _CAMEL.split(token)
+    if len(parts) > 1:
+        parts.insert(0, token)
+    terms = []
+    for part in parts:
+        if 2 <= len(part) <= _MAX_WORD:
             word = part.lower()
             if word not in _STOP:
-                group.append(stem_cached(word))
-        if group:
-            out.append(group)
+                terms.append(stem_cached(word) if word.isalpha() else word)  # "mp3", "v2", "404" as written
+    found = tuple(terms)
+    if len(_TERMS) >= _STEMS_MAX:
+        _TERMS.clear()
+    _TERMS[token] = found
+    return found
+
+
+def _groups(text: str) -> list[tuple[str, ...]]:
+    """Per word of ``text``: its stem, or for a camelCase word its own stem then its
+    parts' ("GitHub": "github", "git", "hub")."""
+    get = _TERMS.get
+    out = []
+    for token in _TOKEN.findall(text):
+        terms = get(token)
+        if terms is None:
+            terms = _terms_of(token)
+        if terms:
+            out.append(terms)
     return out
 
 
 def words(text: str) -> list[str]:
     """The search terms of ``text``, in order; a camelCase word gives itself and its
     parts, so that both spellings meet."""
-    return [word for group in _groups(text) for word in group]
+    get = _TERMS.get
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        terms = get(token)
+        if terms is None:
+            terms = _terms_of(token)
+        out += terms
+    return out
 
 
 # Sets of words that mean the same to someone asking for a tool (general vocabulary of
@@ -106,6 +129,8 @@ _SAME: Final = [
     "permit allow",
     "sum total",
     "switch toggle",
+    "create make generate",
+    "multiple several many various",
 ]
 
 # One-way hints: an everyday word (or a shell command), and the words tools use for what
@@ -132,7 +157,10 @@ _HINTS: Final = {
     "rm": "delete",
     "mv": "move",
     # added while tuning (each for a miss of the tuning half; words, not queries)
-    "make": "create",
+    "fix": "edit",
+    "append": "add",
+    "two": "multiple",
+    "three": "multiple",
     "inside": "content",
     "disk": "file",
     "space": "size",
@@ -172,6 +200,9 @@ _PHRASES: Final = {
     "merge request": "merge_request",
     "knowledge graph": "memory",
     "look up": "search",
+    "last changed": "modified time",
+    "last modified": "modified time",
+    "opening hours": "details place",
 }
 
 
@@ -191,9 +222,10 @@ def _table() -> dict[str, list[tuple[str, float]]]:
         for word in members:
             for alt in members:
                 add(word, alt, SYNONYM_WEIGHT)
-    for word, alts in _HINTS.items():
-        for alt in _stems(alts):
-            add(stem_cached(word), alt, HINT_WEIGHT)
+    for hints in (_HINTS, VOCABULARY):
+        for word, alts in hints.items():
+            for alt in _stems(alts):
+                add(stem_cached(word), alt, HINT_WEIGHT)
     return table
 
 
@@ -205,7 +237,7 @@ PAIR_WEIGHT: Final = 0.6
 QUESTION_WEIGHT: Final = 0.7
 
 _TABLE: Final = _table()
-_PHRASE_TABLE: Final = {tuple(words(k)): _stems(v) for k, v in _PHRASES.items()}
+_PHRASE_TABLE: Final = {tuple(words(k)): _stems(v) for k, v in {**PHRASES, **_PHRASES}.items() if words(k)}
 _PHRASE_MAX: Final = max(len(k) for k in _PHRASE_TABLE)
 
 #: One concept of a query: its alternatives, ``(term, weight)``; it scores by the best one.
@@ -281,7 +313,7 @@ def query_concepts(text: str, *, expand: bool = True,
         if len(group) == 1 or (known is not None and known(group[0])):
             found.append(group[0])
         else:
-            found.extend(group[1:] or group[:1])
+            found.extend(group[1:])
     concepts: list[Concept] = []
     seen: set[str] = set()
     for word in found:
