@@ -52,6 +52,8 @@ _PAIR_FIELDS: Final = ("name", "lead")
 MAX_FIELD_WORDS: Final = 150
 MAX_PARAMS: Final = 50
 PARAM_CHARS: Final = 120
+#: How strongly a tool's score follows the share of the query's words it matches.
+COORDINATION: Final = 0.5
 #: Reciprocal rank fusion constant (Cormack, Clarke and Buettcher, 2009).
 RRF_K: Final = 60
 
@@ -169,17 +171,20 @@ class ToolIndex:
         return math.log(1.0 + (self._total - df + 0.5) / (df + 0.5))
 
     def scores(self, concepts: Sequence[Concept]) -> dict[int, float]:
-        """Each matching tool's score: per concept its best alternative, summed."""
+        """Each matching tool's score: per concept its best alternative, summed; then
+        scaled by the share of the query's words the tool has (a tool that matches one
+        rare word strongly should not beat one that matches most of what was asked)."""
         scores: dict[int, float] = {}
         get = scores.get
+        matched: dict[int, int] = {}
+        words_asked = 0
         for concept in concepts:
             present = [(self.postings[term], weight * self.idf(term)) for term, weight in concept
                        if term in self.postings]
-            if len(present) == 1:  # most concepts: nothing to take the best of
-                (tools, values), scale = present[0]
-                for i, value in zip(tools, values):
-                    scores[i] = get(i, 0.0) + value * scale
+            if not present:
                 continue
+            is_word = PAIR not in concept[0][0]
+            words_asked += is_word
             best: dict[int, float] = {}
             best_get = best.get
             for (tools, values), scale in present:
@@ -189,6 +194,11 @@ class ToolIndex:
                         best[i] = value
             for i, value in best.items():
                 scores[i] = get(i, 0.0) + value
+                if is_word:
+                    matched[i] = matched.get(i, 0) + 1
+        if COORDINATION and words_asked:
+            for i in scores:
+                scores[i] *= (max(1, matched.get(i, 0)) / words_asked) ** COORDINATION
         return scores
 
     def ranked(self, query: str) -> list[tuple[int, float]]:

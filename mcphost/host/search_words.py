@@ -332,6 +332,7 @@ def query_concepts(text: str, *, expand: bool = True,
                     concepts.append(tuple((m, PHRASE_WEIGHT) for m in meaning))
     pairs = {found[i] + PAIR + found[i + 1] for i in range(len(found) - 1) if found[i] != found[i + 1]}
     concepts.extend(((pair, PAIR_WEIGHT),) for pair in sorted(pairs))
+
     heads = {concept[0][0] for concept in concepts}
     concepts.extend(c for c in special if c[0][0] not in heads)
     return concepts
