@@ -23,6 +23,7 @@ whose server's words the query uses ("web", "memory", "file"), then to the name.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -52,6 +53,8 @@ _PAIR_FIELDS: Final = ("name", "lead")
 MAX_FIELD_WORDS: Final = 150
 MAX_PARAMS: Final = 50
 PARAM_CHARS: Final = 120
+#: The fewest letters a query word and an index word share to stand for each other.
+MIN_PREFIX: Final = 5
 #: How strongly a tool's score follows the share of the query's words it matches.
 COORDINATION: Final = 0.5
 #: Reciprocal rank fusion constant (Cormack, Clarke and Buettcher, 2009).
@@ -157,10 +160,30 @@ class ToolIndex:
                     found[0].append(i)
                     found[1].append(tf * k1_plus / (tf + k1))
         self._total = total
+        self._vocabulary: list[str] | None = None
         logger.debug("search index: %d tools, %d terms", total, len(self.postings))
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def related(self, word: str) -> list[str]:
+        """Words of the index that ``word`` begins with, or that begin with it (at least
+        :data:`MIN_PREFIX` letters in common): what a stemmer leaves apart
+        ("relationship", "relat"; "config", "configur")."""
+        if len(word) < MIN_PREFIX:
+            return []
+        if self._vocabulary is None:
+            self._vocabulary = sorted(term for term in self.postings if PAIR not in term)
+        vocabulary = self._vocabulary
+        out = [word[:end] for end in range(len(word) - 1, MIN_PREFIX - 1, -1)
+               if word[:end] in self.postings][:1]
+        start = bisect.bisect_left(vocabulary, word)
+        longer = []
+        for term in vocabulary[start:start + 50]:
+            if not term.startswith(word):
+                break
+            longer.append(term)
+        return out + sorted(longer, key=len)[:3]
 
     def idf(self, term: str) -> float:
         """How rare ``term`` is among the tools (0 when no tool has it)."""
@@ -203,7 +226,7 @@ class ToolIndex:
 
     def ranked(self, query: str) -> list[tuple[int, float]]:
         """Every matching tool, best first: ``(position, score)``."""
-        concepts = query_concepts(query, known=self.postings.__contains__)
+        concepts = query_concepts(query, known=self.postings.__contains__, related=self.related)
         scores = self.scores(concepts)
         asked = {term for concept in concepts for term, _ in concept}
         server_hits = {server: len(asked & terms) for server, terms in self._server_terms.items()}

@@ -235,6 +235,7 @@ HINT_WEIGHT: Final = 0.55
 PHRASE_WEIGHT: Final = 0.8
 PAIR_WEIGHT: Final = 0.6
 QUESTION_WEIGHT: Final = 0.7
+PREFIX_WEIGHT: Final = 0.6
 
 _TABLE: Final = _table()
 _PHRASE_TABLE: Final = {tuple(words(k)): _stems(v) for k, v in {**PHRASES, **_PHRASES}.items() if words(k)}
@@ -299,12 +300,14 @@ def _special(text: str) -> tuple[str, list[Concept]]:
     return text, concepts
 
 
-def query_concepts(text: str, *, expand: bool = True,
-                   known: Callable[[str], bool] | None = None) -> list[Concept]:
+def query_concepts(text: str, *, expand: bool = True, known: Callable[[str], bool] | None = None,
+                   related: Callable[[str], list[str]] | None = None) -> list[Concept]:
     """The concepts of a query: one per distinct word (with its synonyms and hints), one
     per known phrase (with what it means), one per adjacent pair (as a phrase), and what
     its file names, code identifiers and question words say. A camelCase word counts as
-    itself where ``known`` knows it ("GitHub"), else as its parts ("TaskGroup")."""
+    itself where ``known`` knows it ("GitHub"), else as its parts ("TaskGroup"). A word
+    ``known`` does not know also stands for the ``related`` words (the index's words it
+    begins with or that begin with it: "relationship" and "relation")."""
     special: list[Concept] = []
     if expand:
         text, special = _special(text)
@@ -323,6 +326,8 @@ def query_concepts(text: str, *, expand: bool = True,
         alts: list[tuple[str, float]] = [(word, 1.0)]
         if expand:
             alts.extend(_TABLE.get(word, ()))
+            if related is not None and known is not None and not known(word):
+                alts.extend((alt, PREFIX_WEIGHT) for alt in related(word))
         concepts.append(tuple(alts))
     if expand:
         for size in range(2, _PHRASE_MAX + 1):

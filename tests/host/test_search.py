@@ -58,10 +58,12 @@ def test_the_evaluation_set_is_large_split_and_names_real_tools() -> None:
 
 
 def test_the_held_out_half_meets_the_floor_with_the_lexical_ranker_alone() -> None:
+    # Only the figures: the held-out queries that miss are never shown, so that nobody
+    # tunes on them by accident.
     top1, top3, mrr, misses = measure(real_index(), "held-out")
-    print(f"\nheld-out: top-1 {top1:.1%}, top-3 {top3:.1%}, MRR {mrr:.3f}; not in the top 3: {misses}")
-    assert top3 >= 0.90, misses
-    assert top1 >= 0.75
+    figures = f"held-out: top-1 {top1:.1%}, top-3 {top3:.1%}, MRR {mrr:.3f}, {len(misses)} not in the top 3"
+    assert top3 >= 0.90, figures
+    assert top1 >= 0.75, figures
 
 
 def test_the_tuning_half_meets_the_same_floor() -> None:
