@@ -41,11 +41,11 @@ logger = logging.getLogger("mcphost.host.search")
 K1: Final = 2.0
 #: Per field: (weight, length normalisation b).
 FIELDS: Final = {
-    "name": (3.0, 0.0),
-    "lead": (1.0, 0.6),
+    "name": (2.0, 0.0),
+    "lead": (1.0, 0.9),
     "rest": (0.5, 0.75),
-    "params": (0.1, 0.75),
-    "server": (1.0, 0.0),
+    "params": (0.2, 0.75),
+    "server": (1.5, 0.0),
 }
 #: What an indexed adjacent pair adds to the field's own weight's share.
 _PAIR_FIELDS: Final = ("name", "lead")

@@ -152,7 +152,6 @@ _HINTS: Final = {
     "google": "web search",
     "mkdir": "create directory",
     "ls": "list directory",
-    "cat": "read file",
     "grep": "search",
     "rm": "delete",
     "mv": "move",
@@ -199,9 +198,9 @@ _PHRASES: Final = {
     "pull request": "pull_request",
     "merge request": "merge_request",
     "knowledge graph": "memory",
-    "look up": "search",
-    "last changed": "modified time",
-    "last modified": "modified time",
+    "look up": "=search",
+    "last changed": "=modified time",
+    "last modified": "=modified time",
     "opening hours": "details place",
 }
 
@@ -232,13 +231,16 @@ def _table() -> dict[str, list[tuple[str, float]]]:
 #: What an alternative weighs against the word itself.
 SYNONYM_WEIGHT: Final = 0.8
 HINT_WEIGHT: Final = 0.55
-PHRASE_WEIGHT: Final = 0.8
+PHRASE_WEIGHT: Final = 1.0
 PAIR_WEIGHT: Final = 0.6
 QUESTION_WEIGHT: Final = 0.7
 PREFIX_WEIGHT: Final = 0.6
 
 _TABLE: Final = _table()
-_PHRASE_TABLE: Final = {tuple(words(k)): _stems(v) for k, v in {**PHRASES, **_PHRASES}.items() if words(k)}
+# A meaning that starts with "=" replaces the phrase's words (an idiom: "how long" is not
+# about length); any other meaning is added beside them ("pull request").
+_PHRASE_TABLE: Final = {tuple(words(k)): (v.startswith("="), _stems(v.lstrip("=")))
+                        for k, v in {**PHRASES, **_PHRASES}.items() if words(k)}
 _PHRASE_MAX: Final = max(len(k) for k in _PHRASE_TABLE)
 
 #: One concept of a query: its alternatives, ``(term, weight)``; it scores by the best one.
@@ -260,6 +262,12 @@ _KIND_OF: Final = {ext: kind for kind, exts in _EXTENSIONS.items() for ext in ex
 _FILE_NAME: Final = re.compile(r"(?<![\w.])([\w-]*)\.([A-Za-z0-9]{1,5})\b(?!\.\w)")
 # A code identifier ("asyncio.TaskGroup", "read_text", "getUser()"): the query is about code.
 _IDENTIFIER: Final = re.compile(r"\b(?:[a-z_]\w*\.[A-Za-z_]\w*|[a-z]+[A-Z]\w*|[A-Za-z]+_\w+)(?:\(\))?")
+
+
+_URL: Final = re.compile(r"\bhttps?://\S+|\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|ai|app|co|edu|gov|uk|de|fr)\b(?:/\S*)?",
+                         re.IGNORECASE)
+_NAMED_FILE: Final = re.compile(r"\b(?:[A-Za-z]+file|readme|license|changelog|dockerfile)\b", re.IGNORECASE)
+_NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 
 def _special(text: str) -> tuple[str, list[Concept]]:
@@ -286,6 +294,13 @@ def _special(text: str) -> tuple[str, list[Concept]]:
             if word in _FILE_TYPES:  # "open a png": a file too
                 concepts.append(((stem_cached("file"), SYNONYM_WEIGHT),))
                 break
+    if _URL.search(text):  # "go to example.com": a page to open
+        text = _URL.sub(" ", text)
+        concepts.append(((stem_cached("url"), 1.0), (stem_cached("navigate"), SYNONYM_WEIGHT)))
+    if _NAMED_FILE.search(text) and not kinds:  # "the Dockerfile", "the README"
+        concepts.append(((stem_cached("file"), SYNONYM_WEIGHT),))
+    if len(_NUMBER.findall(text)) >= 2:  # "add 2 and 3": numbers to work on
+        concepts.append(((stem_cached("numbers"), HINT_WEIGHT),))
     if _IDENTIFIER.search(text):
         concepts.append(((stem_cached("code"), SYNONYM_WEIGHT),))
     # What a question asks for: "what files are in ..." a list, "when ..." a time, "who ..." users.
@@ -317,6 +332,18 @@ def query_concepts(text: str, *, expand: bool = True, known: Callable[[str], boo
             found.append(group[0])
         else:
             found.extend(group[1:])
+    meanings: list[Concept] = []
+    if expand:
+        idioms: set[int] = set()
+        for size in range(_PHRASE_MAX, 1, -1):
+            for i in range(len(found) - size + 1):
+                entry = _PHRASE_TABLE.get(tuple(found[i:i + size]))
+                if entry and not idioms.intersection(range(i, i + size)):
+                    replaces, meaning = entry
+                    meanings.append(tuple((m, PHRASE_WEIGHT) for m in meaning))
+                    if replaces:
+                        idioms.update(range(i, i + size))
+        found = [word for i, word in enumerate(found) if i not in idioms]
     concepts: list[Concept] = []
     seen: set[str] = set()
     for word in found:
@@ -329,12 +356,7 @@ def query_concepts(text: str, *, expand: bool = True, known: Callable[[str], boo
             if related is not None and known is not None and not known(word):
                 alts.extend((alt, PREFIX_WEIGHT) for alt in related(word))
         concepts.append(tuple(alts))
-    if expand:
-        for size in range(2, _PHRASE_MAX + 1):
-            for i in range(len(found) - size + 1):
-                meaning = _PHRASE_TABLE.get(tuple(found[i:i + size]))
-                if meaning:
-                    concepts.append(tuple((m, PHRASE_WEIGHT) for m in meaning))
+    concepts.extend(meanings)
     pairs = {found[i] + PAIR + found[i + 1] for i in range(len(found) - 1) if found[i] != found[i + 1]}
     concepts.extend(((pair, PAIR_WEIGHT),) for pair in sorted(pairs))
 
