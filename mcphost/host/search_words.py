@@ -36,7 +36,7 @@ _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: How a pair of adjacent words is spelled as one term ("pull request").
 PAIR: Final = " "
 
-_STOP: Final = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "these", "those", "to", "with", "i", "me", "my", "mine", "you", "your", "yours", "we", "us", "our", "they", "them", "their", "he", "him", "his", "she", "her", "hers", "please", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "do", "does", "did", "done", "doing", "have", "has", "had", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "there", "here", "some", "any", "all", "just", "let", "want", "wants", "need", "so", "if", "then", "than", "also", "very", "s", "t", "d", "ll", "m", "re", "ve", "o", "y", "everything", "something", "anything", "nothing", "every", "each", "under"])
+_STOP: Final = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "by", "for", "from", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "these", "those", "to", "with", "i", "me", "my", "mine", "you", "your", "yours", "we", "us", "our", "they", "them", "their", "he", "him", "his", "she", "her", "hers", "please", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "do", "does", "did", "done", "doing", "have", "has", "had", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "there", "here", "some", "any", "all", "just", "let", "want", "wants", "need", "so", "if", "then", "than", "also", "very", "s", "t", "d", "ll", "m", "re", "ve", "o", "y", "everything", "something", "anything", "nothing", "every", "each", "under", "take", "give", "about"])
 
 # A word beyond these many characters is not a word a user types; it is skipped.
 _MAX_WORD: Final = 40
@@ -199,8 +199,8 @@ _PHRASES: Final = {
     "merge request": "merge_request",
     "knowledge graph": "memory",
     "look up": "=search",
-    "last changed": "=modified time",
-    "last modified": "=modified time",
+    "last changed": "=modified, time",
+    "last modified": "=modified, time",
     "opening hours": "details place",
 }
 
@@ -239,8 +239,20 @@ PREFIX_WEIGHT: Final = 0.6
 _TABLE: Final = _table()
 # A meaning that starts with "=" replaces the phrase's words (an idiom: "how long" is not
 # about length); any other meaning is added beside them ("pull request").
-_PHRASE_TABLE: Final = {tuple(words(k)): (v.startswith("="), _stems(v.lstrip("=")))
-                        for k, v in {**PHRASES, **_PHRASES}.items() if words(k)}
+# Phrases are matched on every word but articles ("how long" keeps its "how"). A meaning
+# is alternatives ("time duration": either), or concepts apart ("create, issue": both).
+_ARTICLES: Final = frozenset(["a", "an", "the", "my", "your", "our", "their", "this", "that", "these", "those", "some"])
+
+
+def _phrase_words(text: str) -> list[str]:
+    return [stem_cached(w) for w in _TOKEN.findall(text.lower()) if w not in _ARTICLES]
+
+
+def _meaning(text: str) -> tuple[bool, tuple[tuple[str, ...], ...]]:
+    return text.startswith("="), tuple(tuple(_stems(part)) for part in text.lstrip("=").split(","))
+
+
+_PHRASE_TABLE: Final = {tuple(_phrase_words(k)): _meaning(v) for k, v in {**PHRASES, **_PHRASES}.items()}
 _PHRASE_MAX: Final = max(len(k) for k in _PHRASE_TABLE)
 
 #: One concept of a query: its alternatives, ``(term, weight)``; it scores by the best one.
@@ -326,24 +338,29 @@ def query_concepts(text: str, *, expand: bool = True, known: Callable[[str], boo
     special: list[Concept] = []
     if expand:
         text, special = _special(text)
+    # Every word but articles, for phrases; then the words that stay, for the rest.
+    tokens = [t for t in _TOKEN.findall(text) if t.lower() not in _ARTICLES]
+    keys = [stem_cached(t.lower()) for t in tokens]
+    meanings: list[Concept] = []
+    idioms: set[int] = set()
+    if expand:
+        for size in range(min(_PHRASE_MAX, len(keys)), 1, -1):
+            for i in range(len(keys) - size + 1):
+                entry = _PHRASE_TABLE.get(tuple(keys[i:i + size]))
+                if entry and not idioms.intersection(range(i, i + size)):
+                    replaces, parts = entry
+                    meanings.extend(tuple((m, PHRASE_WEIGHT) for m in part) for part in parts)
+                    if replaces:
+                        idioms.update(range(i, i + size))
     found: list[str] = []
-    for group in _groups(text):
-        if len(group) == 1 or (known is not None and known(group[0])):
+    for position, token in enumerate(tokens):
+        if position in idioms:
+            continue
+        group = _TERMS.get(token) or _terms_of(token)
+        if len(group) == 1 or (group and known is not None and known(group[0])):
             found.append(group[0])
         else:
             found.extend(group[1:])
-    meanings: list[Concept] = []
-    if expand:
-        idioms: set[int] = set()
-        for size in range(_PHRASE_MAX, 1, -1):
-            for i in range(len(found) - size + 1):
-                entry = _PHRASE_TABLE.get(tuple(found[i:i + size]))
-                if entry and not idioms.intersection(range(i, i + size)):
-                    replaces, meaning = entry
-                    meanings.append(tuple((m, PHRASE_WEIGHT) for m in meaning))
-                    if replaces:
-                        idioms.update(range(i, i + size))
-        found = [word for i, word in enumerate(found) if i not in idioms]
     concepts: list[Concept] = []
     seen: set[str] = set()
     for word in found:
