@@ -206,7 +206,8 @@ _PHRASES: Final = {
 
 
 def _stems(text: str) -> list[str]:
-    return [w.replace("_", PAIR) if "_" in w else stem_cached(w) for w in text.lower().split()]
+    """The terms of a table's words; "pull_request" is the pair "pull request"."""
+    return [PAIR.join(stem_cached(part) for part in w.split("_")) for w in text.lower().split()]
 
 
 def _table() -> dict[str, list[tuple[str, float]]]:
@@ -279,7 +280,12 @@ _IDENTIFIER: Final = re.compile(r"\b(?:[a-z_]\w*\.[A-Za-z_]\w*|[a-z]+[A-Z]\w*|[A
 _URL: Final = re.compile(r"\bhttps?://\S+|\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|ai|app|co|edu|gov|uk|de|fr)\b(?:/\S*)?",
                          re.IGNORECASE)
 _NAMED_FILE: Final = re.compile(r"\b(?:[A-Za-z]+file|readme|license|changelog|dockerfile)\b", re.IGNORECASE)
+_CHANNEL: Final = re.compile(r"(?<![\w&])#[A-Za-z][\w-]*")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+_QUESTION_WORDS: Final = frozenset(["what", "which", "who", "where", "when", "how", "is", "are", "do", "does", "did",
+                                     "has", "have", "can"])
 
 
 def _special(text: str) -> tuple[str, list[Concept]]:
@@ -313,6 +319,8 @@ def _special(text: str) -> tuple[str, list[Concept]]:
         concepts.append(((stem_cached("file"), SYNONYM_WEIGHT),))
     if len(_NUMBER.findall(text)) >= 2:  # "add 2 and 3": numbers to work on
         concepts.append(((stem_cached("numbers"), HINT_WEIGHT),))
+    if _CHANNEL.search(text):  # "#general": a chat channel
+        concepts.append(((stem_cached("channel"), SYNONYM_WEIGHT),))
     if _IDENTIFIER.search(text):
         concepts.append(((stem_cached("code"), SYNONYM_WEIGHT),))
     # What a question asks for: "what files are in ..." a list, "when ..." a time, "who ..." users.
@@ -320,6 +328,8 @@ def _special(text: str) -> tuple[str, list[Concept]]:
     if lowered and lowered[0] in ("what", "which") and any(
             len(w) > 3 and w.endswith("s") and not w.endswith("ss") and stem_cached(w) != w for w in lowered[1:]):
         concepts.append(((stem_cached("list"), QUESTION_WEIGHT),))
+    if lowered and lowered[0] in _QUESTION_WORDS:  # a question asks to read, not to change
+        concepts.append(tuple((stem_cached(w), QUESTION_WEIGHT) for w in ("get", "read", "search", "list")))
     if "when" in lowered:
         concepts.append(((stem_cached("time"), QUESTION_WEIGHT), (stem_cached("date"), QUESTION_WEIGHT)))
     if "who" in lowered:
