@@ -9,7 +9,8 @@ right tool; 0 when none is found), for the lexical ranker alone.
 
 Speed: index build and query time for 10,000 tools (the real ones, repeated under 75
 server names with their words shuffled a little so that the vocabulary grows as it would).
-Targets: build < 1 s, query < 5 ms. Printed, never asserted.
+Targets: build < 1 s, query < 5 ms. Printed with the wall clock and the process's CPU
+time (on a shared machine the two differ by the load), never asserted.
 
 Run ``python benchmarks/bench_search.py`` (``--misses tuning`` lists the tuning half's
 misses) or ``python -m pytest benchmarks/bench_search.py -s -p no:cacheprovider``.
@@ -81,20 +82,27 @@ def synthetic(servers: dict[str, list[dict[str, Any]]], count: int, seed: int = 
 
 
 def speed(servers: dict[str, list[dict[str, Any]]], count: int = 10_000, rounds: int = 5) -> dict[str, float]:
+    """Medians of wall-clock and CPU time (the process's own; on a shared machine the wall
+    clock also counts the time other processes had the cores)."""
     entries = synthetic(servers, count)
-    builds = []
+    walls, cpus = [], []
     index = None
     for _ in range(rounds):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         index = ToolIndex(entries)
-        builds.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
     assert index is not None
     queries = [q["query"] for q in json.loads((FIXTURES / "search_queries.json").read_text(encoding="utf-8"))]
-    started = time.perf_counter()
-    for q in queries:
-        index.search(q, 5)
-    per_query = (time.perf_counter() - started) / len(queries)
-    return {"tools": count, "build_s": statistics.median(builds), "query_ms": per_query * 1000}
+    query_walls, query_cpus = [], []
+    for _ in range(rounds):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for q in queries:
+            index.search(q, 5)
+        query_cpus.append((time.process_time() - cpu) / len(queries))
+        query_walls.append((time.perf_counter() - wall) / len(queries))
+    return {"tools": count, "build_s": statistics.median(walls), "build_cpu_s": statistics.median(cpus),
+            "query_ms": statistics.median(query_walls) * 1000, "query_cpu_ms": statistics.median(query_cpus) * 1000}
 
 
 def report(misses_of: str | None = None, splits: tuple[str, ...] = ("tuning", "held-out"), timed: bool = True) -> None:
@@ -111,10 +119,15 @@ def report(misses_of: str | None = None, splits: tuple[str, ...] = ("tuning", "h
     if not timed:
         return
     timing = speed(servers)
-    build_ok = "PASS" if timing["build_s"] < 1.0 else "BELOW TARGET"
-    query_ok = "PASS" if timing["query_ms"] < 5.0 else "BELOW TARGET"
-    print(f"  {timing['tools']:,} tools: index build {timing['build_s'] * 1000:.0f} ms (target < 1000 ms) {build_ok}; "
-          f"query {timing['query_ms']:.2f} ms (target < 5 ms) {query_ok}")
+
+    def verdict(value: float, target: float) -> str:
+        return "PASS" if value < target else "BELOW TARGET"
+
+    print(f"  {timing['tools']:,} tools: index build {timing['build_s'] * 1000:.0f} ms wall, "
+          f"{timing['build_cpu_s'] * 1000:.0f} ms CPU (target < 1000 ms: {verdict(timing['build_cpu_s'], 1.0)} by CPU, "
+          f"{verdict(timing['build_s'], 1.0)} by wall)")
+    print(f"  {timing['tools']:,} tools: query {timing['query_ms']:.2f} ms wall, {timing['query_cpu_ms']:.2f} ms CPU "
+          f"(target < 5 ms: {verdict(timing['query_cpu_ms'], 5.0)} by CPU, {verdict(timing['query_ms'], 5.0)} by wall)")
 
 
 def test_search_quality_and_speed() -> None:

@@ -16,6 +16,11 @@ __all__ = ["PHRASES", "VOCABULARY"]
 
 VOCABULARY: Final = {
     # files and folders
+    "both": "multiple",
+    "insert": "edit add",
+    "update": "edit",
+    "layout": "tree",
+    "details": "info metadata",
     "contents": "content read",
     "look": "read get",
     "see": "read get list",
@@ -79,6 +84,12 @@ VOCABULARY: Final = {
     "dump": "read entire",
     "whole": "entire",
     # MCP's own features
+    "logo": "image",
+    "sample": "tiny",
+    "small": "tiny",
+    "little": "tiny",
+    "job": "operation task",
+    "model": "sampling llm",
     "input": "elicitation",
     "prompt": "elicitation input",
     "confirm": "elicitation",
@@ -104,6 +115,8 @@ VOCABULARY: Final = {
     "annotation": "annotated annotations",
     "typed": "structured schema",
     # reasoning
+    "revise": "revision thinking",
+    "carefully": "thinking",
     "reason": "thinking thought",
     "reasoning": "thinking thought",
     "reflect": "thinking revision",
@@ -116,6 +129,9 @@ VOCABULARY: Final = {
     "hard": "complex problem",
     "tricky": "complex problem",
     # code hosting
+    "close": "update state",
+    "reopen": "update state",
+    "mergeable": "status",
     "codebase": "repository",
     "project": "repository",
     "problem": "issue",
@@ -150,6 +166,8 @@ VOCABULARY: Final = {
     "namespace": "account",
     "organization": "account",
     # chat
+    "dm": "post message",
+    "timezone": "profile",
     "send": "post message",
     "announce": "post message",
     "notify": "post message",
@@ -172,6 +190,8 @@ VOCABULARY: Final = {
     "email": "profile",
     "bio": "profile",
     # browser
+    "disappear": "wait",
+    "loaded": "wait",
     "visit": "navigate url",
     "website": "navigate url",
     "site": "navigate url",
@@ -211,6 +231,14 @@ VOCABULARY: Final = {
     "appear": "wait",
     "page": "page browser",
     # maps and places
+    "gps": "coordinates",
+    "latitude": "coordinates geocode",
+    "longitude": "coordinates geocode",
+    "bike": "directions bicycling",
+    "biking": "directions bicycling",
+    "cycling": "directions bicycling",
+    "pharmacy": "place business",
+    "station": "place",
     "coordinates": "geocode coordinates",
     "lat": "latitude coordinates",
     "where": "location",
@@ -244,6 +272,7 @@ VOCABULARY: Final = {
     "city": "place cities location",
     "town": "place local",
     # the web
+    "today": "news recent",
     "headlines": "news",
     "article": "news",
     "events": "news",
@@ -263,6 +292,7 @@ VOCABULARY: Final = {
     "current": "web search news",
     "research": "research web",
     # images and art
+    "painting": "generate image art",
     "draw": "generate image",
     "paint": "generate image",
     "illustrate": "generate image",
@@ -272,6 +302,8 @@ VOCABULARY: Final = {
     "render": "generate image",
     "design": "generate image",
     # knowledge bases
+    "kb": "knowledge base",
+    "amazon": "aws",
     "wiki": "knowledge base",
     "policy": "knowledge base",
     "handbook": "knowledge base",
