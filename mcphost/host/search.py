@@ -61,6 +61,8 @@ PARAM_CHARS: Final = 120
 MIN_PREFIX: Final = 5
 #: How strongly a tool's score follows the share of the query's words it matches.
 COORDINATION: Final = 0.5
+#: How much a tool's score grows with the share of its name's words the query asked for.
+NAME_PRECISION: Final = 0.1
 #: With a limit, how many of the best tools before the word-share scaling are ranked.
 CANDIDATES: Final = 100
 #: Reciprocal rank fusion constant (Cormack, Clarke and Buettcher, 2009).
@@ -132,6 +134,7 @@ class ToolIndex:
         self.descriptions: list[str] = []
         self.servers: list[str] = []
         self._server_terms: dict[str, frozenset[str]] = {}
+        self._name_terms: list[frozenset[str]] = []
         order = list(FIELDS)
         rows: list[list[Counter[str]]] = []  # per tool, per field: term -> count
         lengths: list[list[int]] = [[] for _ in order]
@@ -142,6 +145,7 @@ class ToolIndex:
             self.servers.append(server)
             self.descriptions.append(str(tool.get("description") or ""))
             self._server_terms.setdefault(server, frozenset(fields["server"]))
+            self._name_terms.append(frozenset(fields["name"]))
             row = []
             for slot, field in enumerate(order):
                 terms = fields[field]
@@ -260,6 +264,10 @@ class ToolIndex:
         if COORDINATION and words_asked:
             items = [(i, score * (max(1, matched[i]) / words_asked) ** COORDINATION) for i, score in items]
         asked = {term for concept in concepts for term, _ in concept}
+        if NAME_PRECISION:  # of two tools that match alike, the one whose name says less else
+            names_of = self._name_terms
+            items = [(i, score * (1.0 + NAME_PRECISION * len(names_of[i] & asked) / max(1, len(names_of[i]))))
+                     for i, score in items]
         server_hits = {server: len(asked & terms) for server, terms in self._server_terms.items()}
         servers, names = self.servers, self.names
         items.sort(key=lambda item: (-round(item[1], 9), -server_hits[servers[item[0]]], names[item[0]]))

@@ -236,6 +236,7 @@ PHRASE_WEIGHT: Final = 1.0
 PAIR_WEIGHT: Final = 0.6
 QUESTION_WEIGHT: Final = 0.7
 PREFIX_WEIGHT: Final = 0.6
+NUMBERS_WEIGHT: Final = 0.55
 
 _TABLE: Final = _table()
 # A meaning that starts with "=" replaces the phrase's words (an idiom: "how long" is not
@@ -281,6 +282,7 @@ _URL: Final = re.compile(r"\bhttps?://\S+|\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|d
                          re.IGNORECASE)
 _NAMED_FILE: Final = re.compile(r"\b(?:[A-Za-z]+file|readme|license|changelog|dockerfile)\b", re.IGNORECASE)
 _CHANNEL: Final = re.compile(r"(?<![\w&])#[A-Za-z][\w-]*")
+_LAT_LONG: Final = re.compile(r"(?<![\w.])-?\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+(?![\w.])")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 
@@ -317,8 +319,11 @@ def _special(text: str) -> tuple[str, list[Concept]]:
         concepts.append(((stem_cached("url"), 1.0), (stem_cached("navigate"), SYNONYM_WEIGHT)))
     if _NAMED_FILE.search(text) and not kinds:  # "the Dockerfile", "the README"
         concepts.append(((stem_cached("file"), SYNONYM_WEIGHT),))
+    if _LAT_LONG.search(text):  # "48.85, 2.35": a place's coordinates
+        text = _LAT_LONG.sub(" ", text)
+        concepts.append(((stem_cached("coordinates"), 1.0),))
     if len(_NUMBER.findall(text)) >= 2:  # "add 2 and 3": numbers to work on
-        concepts.append(((stem_cached("numbers"), HINT_WEIGHT),))
+        concepts.append(((stem_cached("numbers"), NUMBERS_WEIGHT),))
     if _CHANNEL.search(text):  # "#general": a chat channel
         concepts.append(((stem_cached("channel"), SYNONYM_WEIGHT),))
     if _IDENTIFIER.search(text):
