@@ -170,3 +170,16 @@ def test_reciprocal_rank_fusion() -> None:
                                           (2, pytest.approx(2 / 62))]
     assert [i for i, _ in fuse([5], [7, 5])] == [5, 7]
     assert fuse() == []
+
+
+async def test_the_host_searches_each_server_s_configured_domains() -> None:
+    from helpers import fake
+
+    from mcphost import MCPHost
+
+    tool = {"name": "query", "description": "Run a query.", "inputSchema": {"type": "object"}}
+    crm, warehouse = fake({"tools": [tool]}), fake({"tools": [tool]})
+    warehouse.update(domains=["sales", "revenue"])
+    async with MCPHost({"mcpServers": {"crm": crm, "warehouse": warehouse}}) as host:
+        assert host.search_tools("query the revenue figures", limit=1)[0]["name"] == "warehouse.query"
+        assert host.search_tools("query", limit=2)[0]["name"] == "crm.query"  # a tie: by name
