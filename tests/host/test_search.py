@@ -183,3 +183,21 @@ async def test_the_host_searches_each_server_s_configured_domains() -> None:
     async with MCPHost({"mcpServers": {"crm": crm, "warehouse": warehouse}}) as host:
         assert host.search_tools("query the revenue figures", limit=1)[0]["name"] == "warehouse.query"
         assert host.search_tools("query", limit=2)[0]["name"] == "crm.query"  # a tie: by name
+
+
+async def test_domains_changed_by_a_reload_are_searched_at_once(tmp_path: Path) -> None:
+    from helpers import fake, fake_config
+
+    from mcphost import MCPHost
+
+    tool = {"name": "query", "description": "Run a query.", "inputSchema": {"type": "object"}}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(fake_config(crm=fake({"tools": [tool]}), warehouse=fake({"tools": [tool]}))),
+                    encoding="utf-8")
+    async with MCPHost(str(path)) as host:
+        assert host.search_tools("query the revenue", limit=1)[0]["name"] == "crm.query"
+        warehouse = fake({"tools": [tool]})
+        warehouse.update(domains=["revenue"])
+        path.write_text(json.dumps(fake_config(crm=fake({"tools": [tool]}), warehouse=warehouse)), encoding="utf-8")
+        assert (await host.reload())["updated"] == ["warehouse"]  # in place: the tool lists did not change
+        assert host.search_tools("query the revenue", limit=1)[0]["name"] == "warehouse.query"
