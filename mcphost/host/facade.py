@@ -65,6 +65,7 @@ from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
 from .router import Router
+from .search_semantic import Embedder, check_embedder
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
 from .validation import Validation
@@ -103,7 +104,8 @@ class MCPHost:
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
-        permissions, handle_signals, transport_factory: see docs/api.md ("MCPHost(config=None, **options)").
+        permissions, tool_search, handle_signals, transport_factory: see docs/api.md
+            ("MCPHost(config=None, **options)").
     """
 
     def __init__(
@@ -133,6 +135,7 @@ class MCPHost:
         log_level: str | int | None = None,
         trace_bodies: bool = False,
         permissions: Permissions | None = None,
+        tool_search: Embedder | None = None,
     ) -> None:
         self.validate_messages = validate_messages
         # None: no timeout (the deadlines' "0 or inf").
@@ -182,7 +185,8 @@ class MCPHost:
         #: Metrics and call hooks.
         self.observability = Observability(self._servers, self._call_hooks)
         #: The model-API shapes: tools_for, dispatch, search.
-        self.models = ModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool)
+        self.models = ModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool,
+                               tool_search=check_embedder(tool_search))
         self.router.resolve = self.models.resolve_alias
 
     def _new_handle(self, cfg: Any) -> ServerHandle:
@@ -541,6 +545,10 @@ class MCPHost:
     def search_tools(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
         """The tools that best match ``query`` (:meth:`ModelAPI.search_tools <mcphost.host.tools_api.ModelAPI.search_tools>`)."""
         return self.models.search_tools(query, limit=limit)
+
+    async def search_tools_async(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
+        """:meth:`search_tools` with an async ``tool_search`` too (:meth:`ModelAPI.search_tools_async <mcphost.host.tools_api.ModelAPI.search_tools_async>`)."""
+        return await self.models.search_tools_async(query, limit=limit)
 
     async def dispatch(self, tool_call: Mapping[str, Any], *, provider: str | None = None,
                        raise_errors: bool = False) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, RoutingError, UsageError
 from .providers import PROVIDERS, aliases, call_parts, provider_of, tool_result, tool_shape
-from .search import ToolIndex
+from .search import ToolIndex, fuse, tool_text
+from .search_semantic import SEMANTIC_DEPTH, Embedder, SemanticIndex, is_async
 
 if TYPE_CHECKING:
     from .handle import ServerHandle
@@ -44,10 +45,15 @@ def split_mcp_name(name: str) -> tuple[str, str]:
 
 #: The meta-tools of the search mode (MCP tool objects).
 META_TOOLS: list[dict[str, Any]] = [
-    {"name": "search_tools", "description": "Find the tools that can do something: describe the task in a few words.",
+    {"name": "search_tools",
+     "description": "Find the tools that can do a task. Describe the task in a few plain words: the action and "
+                    "the thing it acts on, and where if it matters (\"read a text file\", \"create a GitHub issue\", "
+                    "\"search the web for news\"). Use the words a tool would use, not the whole request; search "
+                    "again with other words if nothing fits. Answers the best tools, best first.",
      "inputSchema": {"type": "object", "properties": {
-         "query": {"type": "string", "description": "what the tool should do"},
-         "limit": {"type": "integer", "description": "how many tools at most (default 5)"}}, "required": ["query"]}},
+         "query": {"type": "string", "description": "the task in a few words: action, object, and the service if known"},
+         "limit": {"type": "integer", "description": "how many tools at most (default 5, at most 50)"}},
+         "required": ["query"]}},
     {"name": "describe_tool", "description": "The description and input schema of one tool found by search_tools.",
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
     {"name": "call_tool", "description": "Call one tool found by search_tools with its arguments.",
@@ -57,12 +63,24 @@ META_TOOLS: list[dict[str, Any]] = [
 _META = {t["name"] for t in META_TOOLS}
 
 
+def _limit(value: object) -> int:
+    """A model's ``limit``: an integer, or a string or float of one; 5 when absent."""
+    if value is None or value == "":
+        return 5
+    try:
+        return int(str(value)) if not isinstance(value, (int, float)) else int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"search_tools: limit must be an integer, not {value!r}") from None
+
+
 class _Tables:
     def __init__(self, tools: dict[str, tuple[str, dict[str, Any]]]) -> None:
         self.tools = tools  # canonical -> (server, tool)
         self.alias = aliases(tools)
         self.canonical = {a: c for c, a in self.alias.items()}
         self.index: ToolIndex | None = None
+        self.domains: dict[str, tuple[str, ...]] = {}
+        self.semantic: SemanticIndex | None = None
 
 
 class ModelAPI:
@@ -73,6 +91,7 @@ class ModelAPI:
         router: the host's router (its permissions are part of the tables' version).
         get_tools: the host's ``get_tools()`` (what the ready servers offer, permitted).
         call_tool: the host's ``call_tool(name, arguments)``.
+        tool_search: the application's embedding function, or None (lexical search only).
     """
 
     def __init__(
@@ -81,12 +100,14 @@ class ModelAPI:
         router: Router,
         get_tools: Callable[[], Mapping[str, Any]],
         call_tool: Callable[[str, dict[str, Any]], Awaitable[Any]],
+        tool_search: Embedder | None = None,
     ) -> None:
         self._servers = servers
         self._router = router
         self._get_tools = get_tools
         self._call_tool = call_tool
         self._model_tables: tuple[Any, _Tables] | None = None
+        self._tool_search = tool_search
 
     def _tables(self) -> _Tables:
         key = (tuple((n, h.route_generation) for n, h in self._servers.items()), id(self._router.permissions))
@@ -145,14 +166,48 @@ class ModelAPI:
         return out
 
     def search_tools(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
-        """The ``limit`` tools that best match ``query`` (BM25 over names, descriptions and
-        parameters): ``[{"name": "server.tool", "score", "description"}]``."""
+        """The ``limit`` tools that best match ``query`` (field-weighted BM25 over names,
+        descriptions, parameters, server names and ``domains``; fused with the
+        ``tool_search`` embeddings when given, which must then be sync):
+        ``[{"name": "server.tool", "score", "description"}]``."""
+        index, limit = self._search_index(query, limit)
+        if self._tool_search is None:
+            return index.search(query, limit)
+        if is_async(self._tool_search):
+            raise UsageError("tool_search is async: use await host.search_tools_async(...)")
+        lexical = index.ranked(query, SEMANTIC_DEPTH)
+        semantic = self._semantic_index(index).rank_sync(query)
+        return [index.hit(i, score) for i, score in fuse([i for i, _ in lexical], semantic)[:limit]]
+
+    async def search_tools_async(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
+        """:meth:`search_tools` for any ``tool_search`` (sync or async); what the
+        ``search_tools`` meta-tool runs."""
+        index, limit = self._search_index(query, limit)
+        if self._tool_search is None:
+            return index.search(query, limit)
+        lexical = index.ranked(query, SEMANTIC_DEPTH)
+        semantic = await self._semantic_index(index).rank(query)
+        return [index.hit(i, score) for i, score in fuse([i for i, _ in lexical], semantic)[:limit]]
+
+    def _search_index(self, query: object, limit: object) -> tuple[ToolIndex, int]:
         if not isinstance(query, str):
-            raise UsageError("search_tools(query): query must be a string")
+            raise UsageError(f"search_tools(query): query must be a string, not {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise UsageError(f"search_tools(limit): limit must be an integer, not {type(limit).__name__}")
         tables = self._tables()
-        if tables.index is None:
-            tables.index = ToolIndex((c, s, t) for c, (s, t) in tables.tools.items())
-        return tables.index.search(query, max(1, min(int(limit), 50)))
+        domains = {name: tuple(handle.config.domains) for name, handle in self._servers.items()}
+        if tables.index is None or tables.domains != domains:  # domains change in place on reload
+            tables.index = ToolIndex(((c, s, t) for c, (s, t) in tables.tools.items()), domains)
+            tables.domains = domains
+            tables.semantic = None
+        return tables.index, max(1, min(limit, 50))
+
+    def _semantic_index(self, index: ToolIndex) -> SemanticIndex:
+        tables = self._tables()
+        if tables.semantic is None:
+            assert self._tool_search is not None
+            tables.semantic = SemanticIndex(self._tool_search, [tool_text(*tables.tools[name]) for name in index.names])
+        return tables.semantic
 
     async def dispatch(self, tool_call: Mapping[str, Any], *, provider: str | None = None,
                        raise_errors: bool = False) -> dict[str, Any]:
@@ -186,7 +241,7 @@ class ModelAPI:
     async def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if name in _META:
             if name == "search_tools":
-                found = self.search_tools(str(arguments.get("query", "")), limit=int(arguments.get("limit") or 5))
+                found = await self.search_tools_async(str(arguments.get("query", "")), limit=_limit(arguments.get("limit")))
                 return {"content": [{"type": "text", "text": json.dumps(found, ensure_ascii=False)}]}
             target = self.resolve_tool_name(str(arguments.get("name", "")))
             if name == "describe_tool":
