@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -243,14 +244,16 @@ async def test_roots_are_declared_only_when_given() -> None:
         assert "roots" in host.servers["a"].session.client_caps  # type: ignore[union-attr]
 
 
-async def test_server_cancels_its_own_request() -> None:
+async def test_server_cancels_its_own_request(tmp_path: Path) -> None:
     # The server asks for sampling, then cancels it: the handler task is cancelled.
+    started = asyncio.Event()
     cancelled = asyncio.Event()
-    request = dict(SAMPLE)
-    cfg = fake_config(a=fake({"tools": [tool("ask", request=request)]}))
+    record = tmp_path / "rec.jsonl"
+    cfg = fake_config(a=fake({"tools": [tool("ask", request=SAMPLE)], "record": str(record)}))
     host = MCPHost(cfg)
 
     async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        started.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -261,15 +264,18 @@ async def test_server_cancels_its_own_request() -> None:
     host.on_sampling(sampling)
     async with host:
         task = asyncio.ensure_future(host.call_tool("a.ask", {}, timeout=30))
+        # Cancel only once the handler runs: a cancel that lands before it has started
+        # ends the request without ever running it, and then there is nothing to see.
+        await asyncio.wait_for(started.wait(), 10)
+        # The fake server records each request it sends before sending it.
+        sent = [json.loads(line) for line in record.read_text().splitlines()]
+        rid = next(e["id"] for e in sent if e.get("event") == "request")
         handle = host.servers["a"]
         assert handle.session is not None
-        peer = handle.session.peer
-        assert await wait_for(lambda: len(peer._serving) == 1)
-        rid = next(iter(peer._serving))
         # Deliver the server's cancellation as the transport would.
-        peer.on_messages([{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                           "params": {"requestId": rid}}])
-        await asyncio.wait_for(cancelled.wait(), 5)
+        handle.session.peer.on_messages([{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                          "params": {"requestId": rid}}])
+        await asyncio.wait_for(cancelled.wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
