@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from fake_http import FakeHttpFront
 from helpers import descendants
+from transport_matrix import REMOTE, TRANSPORTS, HostMaker
 
 
 @pytest.fixture
@@ -15,3 +17,13 @@ def no_leftovers() -> Iterator[None]:
     yield
     leftover = [p for p in descendants(os.getpid()) if p not in before]
     assert leftover == [], f"processes left behind: {leftover}"
+
+
+@pytest.fixture(params=TRANSPORTS)
+async def new_host(request: pytest.FixtureRequest) -> AsyncIterator[HostMaker]:
+    """Makes the test's hosts; the test runs once per transport (``transport_matrix.py``)."""
+    if request.param in REMOTE:
+        async with FakeHttpFront() as front:
+            yield HostMaker(request.param, front)
+    else:
+        yield HostMaker(request.param)

@@ -78,6 +78,35 @@ async def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
     return True
 
 
+class HostEvents(list[dict[str, Any]]):
+    """The events a host reports (``host.on_event``), kept in order, with a bounded wait."""
+
+    def __init__(self, host: Any) -> None:
+        super().__init__()
+        self._changed = asyncio.Event()
+        host.on_event(self._record)
+
+    def _record(self, event: Any) -> None:
+        self.append(dict(event))
+        self._changed.set()
+
+    async def until(self, predicate: Any, timeout: float = 10.0) -> dict[str, Any]:
+        """The first event (already seen or still to come) for which ``predicate(event)`` is
+        true; ``asyncio.TimeoutError`` if none comes within ``timeout`` seconds."""
+
+        async def first() -> dict[str, Any]:
+            checked = 0
+            while True:
+                for event in self[checked:]:
+                    if predicate(event):
+                        return event
+                checked = len(self)
+                self._changed.clear()  # nothing can be appended between the check and here
+                await self._changed.wait()
+
+        return await asyncio.wait_for(first(), timeout)
+
+
 NPX = shutil.which("npx")
 needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not installed: interop tests need Node")
 

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from mcphost._json import dumps
@@ -21,13 +22,13 @@ from mcphost.transports.base import Gone
 from mcphost.transports.memory import MemoryTransport, memory_pair
 
 
-class _Output(io.RawIOBase):
-    """The fake server's stdout: each whole line goes to the host end on the loop."""
+class LineOutput(io.RawIOBase):
+    """A fake server's stdout: each whole line goes to ``deliver(line)`` on the loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, end: MemoryTransport) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, deliver: Callable[[bytes], Any]) -> None:
         super().__init__()
         self._loop = loop
-        self._end = end
+        self._deliver = deliver
         self._buf = b""
 
     def writable(self) -> bool:
@@ -39,7 +40,7 @@ class _Output(io.RawIOBase):
         for line in lines:
             if line.strip():
                 try:
-                    self._loop.call_soon_threadsafe(self._end.send, line)
+                    self._loop.call_soon_threadsafe(self._deliver, line)
                 except RuntimeError:  # the host's loop is closed: as a closed pipe would
                     raise OSError("the host is gone") from None
         return len(data)
@@ -64,10 +65,11 @@ class _ServerEnd:
             self._fd = -1
 
 
-def _spec_of(config: Any) -> dict[str, Any]:
-    args = list(config.args)
+def spec_of(args: Any, name: str) -> dict[str, Any]:
+    """The fake server spec of a server entry's ``args`` (from ``server_config``)."""
+    args = list(args)
     if "--spec" not in args:
-        raise ValueError(f"{config.name}: not a fake server entry")
+        raise ValueError(f"{name}: not a fake server entry")
     spec = json.loads(args[args.index("--spec") + 1])
     assert isinstance(spec, dict)
     return spec
@@ -78,7 +80,7 @@ def inprocess_factory(config: Any) -> MemoryTransport:
     client, server = memory_pair(config.name)
     read_fd, write_fd = os.pipe()
     server.set_receiver(_ServerEnd(write_fd))
-    fake = FakeServer(_spec_of(config), stdin_fd=read_fd, stdout=_Output(loop, server), stderr=io.StringIO())
+    fake = FakeServer(spec_of(config.args, config.name), stdin_fd=read_fd, stdout=LineOutput(loop, server.send), stderr=io.StringIO())
 
     def run() -> None:
         try:

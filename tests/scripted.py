@@ -48,6 +48,7 @@ class Script:
         self.end: MemoryTransport | None = None
         #: Request ids a test has already dealt with itself.
         self.seen: set[Any] = set()
+        self._arrived: asyncio.Event | None = None
 
     def connect(self) -> MemoryTransport:
         client, server = memory_pair()
@@ -56,6 +57,8 @@ class Script:
         return client
 
     def on_messages(self, messages: list[Any]) -> None:
+        if self._arrived is not None:
+            self._arrived.set()
         for msg in messages:
             self.received.append(msg)
             if "method" in msg and "id" in msg and not (msg["method"] == "tools/call" and self.manual_calls):
@@ -88,6 +91,23 @@ class Script:
     def send(self, msg: Any) -> None:
         assert self.end is not None
         self.end.send(dumps(msg))
+
+    async def unseen_request(self, method: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The first ``method`` request whose id is not in ``seen`` (now marked seen),
+        waiting for it to arrive; ``asyncio.TimeoutError`` after ``timeout`` seconds."""
+
+        async def first() -> dict[str, Any]:
+            if self._arrived is None:
+                self._arrived = asyncio.Event()
+            while True:
+                for msg in self.received:
+                    if msg.get("method") == method and msg.get("id") not in self.seen:
+                        self.seen.add(msg["id"])
+                        return msg
+                self._arrived.clear()  # nothing arrives between the look and here
+                await self._arrived.wait()
+
+        return await asyncio.wait_for(first(), timeout)
 
     def requests(self, method: str) -> list[dict[str, Any]]:
         return [m for m in self.received if m.get("method") == method]

@@ -16,8 +16,14 @@ import pytest
 from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, needs_npx
 
 from mcphost.cli import main, render_inspect
+from mcphost.testing import package_root
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+#: In the environment of every fake server this checkout starts (``server_config``): the
+#: fake servers of other checkouts' test runs on the same machine are not this run's.
+_OURS = f"PYTHONPATH={package_root()}".encode()
 
 
 def _fake_servers() -> set[int]:
@@ -27,9 +33,10 @@ def _fake_servers() -> set[int]:
             try:
                 cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                ours = _OURS in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             except (OSError, IndexError):
                 continue
-            if b"mcphost.testing" in cmd and state not in ("Z", "X"):
+            if b"mcphost.testing" in cmd and state not in ("Z", "X") and ours:
                 found.add(int(entry))
     return found
 
@@ -313,6 +320,7 @@ def test_two_ctrl_c_during_an_npx_start_leave_nothing_behind(tmp_path: Path) -> 
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the npx server never started"
             tree |= set(descendants(proc.pid))
+            time.sleep(0.05)  # polling the process table (nothing to wait on), bounded
         tree |= set(descendants(proc.pid))
         proc.send_signal(signal.SIGINT)
         proc.send_signal(signal.SIGINT)

@@ -38,8 +38,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.conformance
-
 ROOT = Path(__file__).resolve().parent.parent
 SETUP = ROOT / ".ci" / "conformance-setup"
 CLIENT = Path(__file__).resolve().parent / "conformance_client.py"
@@ -61,6 +59,10 @@ REQUIREMENTS = "2025-11-25"
 SETUP_TIMEOUT = 900.0
 #: One scenario: the runner kills the client after 30 s; this bounds the runner itself.
 RUN_TIMEOUT = 180.0
+
+# The suite-wide pytest-timeout is too short for the first test, which may install the
+# suite (SETUP_TIMEOUT) before running its scenario (RUN_TIMEOUT): both are bounded already.
+pytestmark = [pytest.mark.conformance, pytest.mark.timeout(SETUP_TIMEOUT + RUN_TIMEOUT + 60)]
 #: npm's words for a registry it could not reach.
 NETWORK_ERROR = re.compile(
     r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|"
@@ -82,6 +84,8 @@ class Suite:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_CONFORMANCE_")}
         env["PATH"] = f"{self.node.parent}{os.pathsep}{env.get('PATH', '')}"
+        # The client imports this checkout's mcphost, installed or not.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         return env
 
     def run(self, version: str, *args: str, timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:

@@ -21,11 +21,11 @@ from .expand import Expander
 from .jsonpos import JSONPath
 from .model import (
     DEFAULT_TIMEOUT,
+    FrozenDict,
     Limits,
     ServerConfig,
     TlsSettings,
     ToolFilter,
-    _FrozenDict,
     parse_memory,
 )
 
@@ -174,10 +174,10 @@ class EntryLoader(Expander):
             type=kind,
             command=command,
             args=args,
-            env=_FrozenDict(env.items()),
+            env=FrozenDict(env.items()),
             cwd=cwd,
             url=url,
-            headers=_FrozenDict(headers.items()),
+            headers=FrozenDict(headers.items()),
             tls=tls,
             timeout=timeout,
             request_timeout=request_timeout,

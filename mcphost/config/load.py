@@ -17,7 +17,7 @@ from mcphost.errors import ConfigurationError
 from .dialects import normalise
 from .entry import EntryLoader
 from .jsonpos import JSONPath, display_name, loads
-from .model import CacheSettings, HostConfig, InputSpec, ServerConfig, _FrozenMap
+from .model import CacheSettings, FrozenMap, HostConfig, InputSpec, ServerConfig
 from .schema_errors import config_schema, plain, suggest
 
 __all__ = ["config_from_data", "parse_config", "required_inputs"]
@@ -86,7 +86,7 @@ class _Loader(EntryLoader):
             # entry there is no error for the servers that were chosen); listed, disabled.
             servers[name] = ServerConfig(name=name, type="stdio", enabled=False)
         return HostConfig(
-            servers=_FrozenMap(servers.items()),
+            servers=FrozenMap(servers.items()),
             path=self.path,
             inputs=tuple(self.declared_inputs.values()),
             notes=tuple(self.notes),

@@ -29,7 +29,7 @@ _MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _V = TypeVar("_V")
 
 
-class _FrozenMap(Mapping[str, _V]):
+class FrozenMap(Mapping[str, _V]):
     """An immutable, hashable mapping that keeps the order it was given."""
 
     __slots__ = ("_data", "_hash")
@@ -62,7 +62,7 @@ class _FrozenMap(Mapping[str, _V]):
         return repr(self._data)
 
 
-class _FrozenDict(_FrozenMap[str]):
+class FrozenDict(FrozenMap[str]):
     """A frozen ``str -> str`` mapping whose repr hides the values.
 
     Used for ``env`` and ``headers``: they often hold tokens, and a ``ServerConfig`` ends
@@ -75,7 +75,7 @@ class _FrozenDict(_FrozenMap[str]):
         return "{" + ", ".join(f"{k!r}: '***'" for k in self._data) + "}"
 
 
-_EMPTY: Mapping[str, str] = _FrozenDict()
+_EMPTY: Mapping[str, str] = FrozenDict()
 
 
 @dataclass(frozen=True)
@@ -229,8 +229,8 @@ class ServerConfig:
         # Make env/headers immutable (and hashable) even when built in code from dicts.
         for name in ("env", "headers"):
             value = getattr(self, name)
-            if not isinstance(value, _FrozenDict):
-                object.__setattr__(self, name, _FrozenDict(value.items()))
+            if not isinstance(value, FrozenDict):
+                object.__setattr__(self, name, FrozenDict(value.items()))
 
 
 @dataclass(frozen=True)
@@ -303,8 +303,8 @@ class HostConfig:
 
     def __post_init__(self) -> None:
         # Read-only even when built in code from a dict (or by dataclasses.replace).
-        if not isinstance(self.servers, _FrozenMap):
-            object.__setattr__(self, "servers", _FrozenMap(self.servers.items()))
+        if not isinstance(self.servers, FrozenMap):
+            object.__setattr__(self, "servers", FrozenMap(self.servers.items()))
 
     def start_order(self) -> list[list[str]]:
         """Group the enabled servers in dependency layers.

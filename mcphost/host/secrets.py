@@ -56,11 +56,13 @@ def scrub_paths(text: str, base: str | None, home: str | None) -> str:
     return _PATH.sub(shorter, text)
 
 
-class Redactor(logging.Filter):
-    """Replaces known secret values in text, log records and errors."""
+class Redactor:
+    """Replaces known secret values in text, log records and errors.
+
+    A log filter by its ``filter`` method: ``logging`` takes any object that has one, so no
+    base class is needed."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._loggers: set[str] = set()

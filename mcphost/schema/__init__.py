@@ -17,8 +17,9 @@ Example::
 
 Modules: :mod:`.compiler` (schema walk, ``$ref``, dynamic scope), :mod:`.keywords`
 (keyword → closure builders), :mod:`.nodes` (compiled nodes, type dispatch, annotations),
-:mod:`.refs` (URIs, ``$id``, anchors), :mod:`.regex` (ECMA-262 patterns: parsing, and the
-choice of engine), :mod:`.nfa` (the automaton every matcher shares), :mod:`.linear`
+:mod:`.refs` (URIs, ``$id``, anchors), :mod:`.regex` (ECMA-262 patterns: the choice of
+engine), :mod:`.regex_syntax` (parsing them), :mod:`.regex_translate` (their ``re``
+spelling), :mod:`.nfa` (the automaton every matcher shares), :mod:`.linear`
 (linear-time search), :mod:`.backtrack` (budgeted back-references), :mod:`.ambiguity`
 (when ``re`` is safe), :mod:`.numbers` (exact ``multipleOf``), :mod:`.equality` (JSON
 equality at any depth), :mod:`.bounds` (compile cost and limits), :mod:`.formats`

@@ -1,40 +1,29 @@
-"""The client side of MCP over the fake server: handlers, notifications, refresh, progress."""
+"""The client side of MCP over the fake server: handlers, notifications, refresh, progress.
+
+Every test runs over memory, stdio, Streamable HTTP and legacy HTTP+SSE (the ``new_host``
+fixture, ``tests/transport_matrix.py``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import ECHO_TOOL, fake, fake_config, wait_for
-from inprocess import inprocess_factory
+from transport_matrix import HostMaker
 
-from mcphost import MCPHost as RealHost
 from mcphost.errors import TimeoutError
+from mcphost.transports.http import StreamableHttpTransport
+from mcphost.transports.memory import MemoryTransport
+from mcphost.transports.sse import SseTransport
+from mcphost.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 
-class MCPHost(RealHost):
-    """The host of these tests: over stdio to a fake server process, or (the ``memory``
-    run) over the in-memory transport to the same fake server in this process."""
-
-    transport = "stdio"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if MCPHost.transport == "memory":
-            kwargs.setdefault("transport_factory", inprocess_factory)
-        super().__init__(*args, **kwargs)
-
-
-@pytest.fixture(autouse=True, params=["stdio", "memory"])
-def transport(request: pytest.FixtureRequest) -> Any:
-    """Every test here runs over both transports."""
-    MCPHost.transport = request.param
-    yield request.param
-    MCPHost.transport = "stdio"
 OBJ: dict[str, Any] = {"type": "object"}
 
 
@@ -48,9 +37,9 @@ ELICIT = {"method": "elicitation/create",
           "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}
 
 
-async def test_sampling_and_elicitation_handlers_and_capabilities(tmp_path: Path) -> None:
+async def test_sampling_and_elicitation_handlers_and_capabilities(new_host: HostMaker, tmp_path: Path) -> None:
     cfg = fake_config(a=fake({"tools": [tool("sample", request=SAMPLE), tool("elicit", request=ELICIT)]}))
-    host = MCPHost(cfg)
+    host = new_host(cfg)
     seen: list[Any] = []
 
     async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -74,9 +63,9 @@ async def test_sampling_and_elicitation_handlers_and_capabilities(tmp_path: Path
     assert seen == [("sampling", "a", 10), ("elicitation", "a", "name?")]
 
 
-async def test_no_elicitation_before_2025_06_18() -> None:
+async def test_no_elicitation_before_2025_06_18(new_host: HostMaker) -> None:
     cfg = fake_config(a=fake({"protocolVersion": "2025-03-26", "tools": [tool("elicit", request=ELICIT)]}))
-    host = MCPHost(cfg)
+    host = new_host(cfg)
     host.on_elicitation(lambda s, p: {"action": "decline"})
     async with host:
         out = await host.call_tool("a.elicit", {})
@@ -84,9 +73,9 @@ async def test_no_elicitation_before_2025_06_18() -> None:
         assert "elicitation" not in host.servers["a"].session.client_caps
 
 
-async def test_handler_that_raises_sends_its_message() -> None:
+async def test_handler_that_raises_sends_its_message(new_host: HostMaker) -> None:
     cfg = fake_config(a=fake({"tools": [tool("sample", request=SAMPLE)]}))
-    host = MCPHost(cfg)
+    host = new_host(cfg)
 
     def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("user rejected the request")
@@ -100,10 +89,10 @@ async def test_handler_that_raises_sends_its_message() -> None:
         assert "Traceback" not in str(error)
 
 
-async def test_server_requests_are_answered_concurrently() -> None:
+async def test_server_requests_are_answered_concurrently(new_host: HostMaker) -> None:
     # Two sampling requests: the first blocks until the second has been answered.
     cfg = fake_config(a=fake({"tools": [tool("two", request=[SAMPLE, SAMPLE])]}))
-    host = MCPHost(cfg)
+    host = new_host(cfg)
     second_done = asyncio.Event()
     calls = 0
 
@@ -123,11 +112,11 @@ async def test_server_requests_are_answered_concurrently() -> None:
         assert calls == 2
 
 
-async def test_logging_set_level_and_on_log(caplog: pytest.LogCaptureFixture) -> None:
+async def test_logging_set_level_and_on_log(new_host: HostMaker, caplog: pytest.LogCaptureFixture) -> None:
     logs = [{"level": "debug", "data": "d"}, {"level": "error", "data": "boom"}]
     cfg = fake_config(a=fake({"tools": [tool("talk", log=logs)]}))
     received: list[Any] = []
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         host.on_log(lambda server, params: received.append((server, params["level"], params["data"])))
         await host.set_log_level("a", "error")
         with caplog.at_level(logging.DEBUG, logger="mcphost.server.a"):
@@ -139,11 +128,11 @@ async def test_logging_set_level_and_on_log(caplog: pytest.LogCaptureFixture) ->
             await host.set_log_level(None, "loud")
 
 
-async def test_progress_per_call_and_global() -> None:
+async def test_progress_per_call_and_global(new_host: HostMaker) -> None:
     cfg = fake_config(a=fake({"tools": [tool("work", progress=3)]}))
     per_call: list[float] = []
     everywhere: list[str] = []
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         host.on_progress(lambda server, params: everywhere.append(server))
         out = await host.call_tool("a.work", {}, progress=lambda p: per_call.append(p["progress"]))
         assert not out.get("isError")
@@ -151,10 +140,10 @@ async def test_progress_per_call_and_global() -> None:
         assert await wait_for(lambda: len(everywhere) == 3)
 
 
-async def test_progress_resets_timeout_and_hard_maximum_fires() -> None:
+async def test_progress_resets_timeout_and_hard_maximum_fires(new_host: HostMaker) -> None:
     spec = {"tools": [tool("steady", progress=6, progressInterval=0.1)]}
     cfg = fake_config(a=fake(spec))
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         # 6 x 0.1 s of work with a 0.3 s timeout: succeeds only because progress resets it.
         out = await host.call_tool("a.steady", {}, timeout=0.3, reset_timeout_on_progress=True,
                                    progress=lambda p: None)
@@ -164,11 +153,11 @@ async def test_progress_resets_timeout_and_hard_maximum_fires() -> None:
                                  max_timeout=0.35, progress=lambda p: None)
 
 
-async def test_list_changed_burst_coalesces_into_one_refresh() -> None:
+async def test_list_changed_burst_coalesces_into_one_refresh(new_host: HostMaker) -> None:
     burst = [{"method": "notifications/tools/list_changed"}] * 5
     cfg = fake_config(a=fake({"tools": [ECHO_TOOL], "notifyOnInitialized": burst}))
     events: list[Any] = []
-    host = MCPHost(cfg)
+    host = new_host(cfg)
     host.on_event(lambda e: events.append(e) if e["type"] == "capabilities_changed" else None)
     async with host:
         assert await wait_for(lambda: len(events) >= 1)
@@ -188,10 +177,10 @@ async def test_list_changed_burst_coalesces_into_one_refresh() -> None:
         assert events[0]["data"] == ["tools"]
 
 
-async def test_mutation_refreshes_registry() -> None:
+async def test_mutation_refreshes_registry(new_host: HostMaker) -> None:
     new_tools = [{"name": "fresh", "inputSchema": OBJ}]
     cfg = fake_config(a=fake({"tools": [ECHO_TOOL, tool("change", mutate={"tools": new_tools})]}))
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         changed = asyncio.Event()
         host.on_event(lambda e: changed.set() if e["type"] == "capabilities_changed" else None)
         await host.call_tool("a.change", {})
@@ -200,10 +189,10 @@ async def test_mutation_refreshes_registry() -> None:
         assert (await host.call_tool("a.fresh", {}))["content"]
 
 
-async def test_subscribe_and_resource_updated_event() -> None:
+async def test_subscribe_and_resource_updated_event(new_host: HostMaker) -> None:
     spec = {"resources": [{"uri": "mem://x", "name": "x", "text": "t"}], "updateOnSubscribe": True}
     cfg = fake_config(a=fake(spec))
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         updated = asyncio.Event()
         host.on_event(lambda e: updated.set() if e["type"] == "resource_updated" else None)
         await host.subscribe_resource("mem://x")
@@ -211,46 +200,48 @@ async def test_subscribe_and_resource_updated_event() -> None:
         await host.unsubscribe_resource("mem://x")
 
 
-async def test_completion() -> None:
+async def test_completion(new_host: HostMaker) -> None:
     spec = {"prompts": [{"name": "p", "arguments": [{"name": "city"}], "messages": []}],
             "completions": {"p": {"city": ["Paris", "Prague", "Rome"]}}}
-    async with MCPHost(fake_config(a=fake(spec))) as host:
+    async with new_host(fake_config(a=fake(spec))) as host:
         out = await host.complete({"type": "ref/prompt", "name": "a.p"}, {"name": "city", "value": "P"})
         assert out["values"] == ["Paris", "Prague"]
 
 
-async def test_set_roots_notifies_servers(tmp_path: Path) -> None:
+async def test_set_roots_notifies_servers(new_host: HostMaker, tmp_path: Path) -> None:
     record = tmp_path / "rec.jsonl"
     cfg = fake_config(a=fake({"tools": [tool("roots", request={"method": "roots/list"})], "record": str(record)}))
-    async with MCPHost(cfg, roots=[]) as host:  # roots are declared at start, even empty
+    async with new_host(cfg, roots=[]) as host:  # roots are declared at start, even empty
         await host.set_roots([str(tmp_path)])
         assert await wait_for(lambda: "notifications/roots/list_changed" in record.read_text())
         out = await host.call_tool("a.roots", {})
         assert out["structuredContent"]["response"]["roots"][0]["uri"] == tmp_path.as_uri()
 
 
-async def test_roots_are_declared_only_when_given() -> None:
+async def test_roots_are_declared_only_when_given(new_host: HostMaker) -> None:
     from mcphost.errors import UsageError
 
     cfg = fake_config(a=fake({"tools": [tool("roots", request={"method": "roots/list"})]}))
-    async with MCPHost(cfg) as host:
+    async with new_host(cfg) as host:
         assert "roots" not in host.servers["a"].session.client_caps  # type: ignore[union-attr]
         out = await host.call_tool("a.roots", {})
         assert out["structuredContent"]["error"]["code"] == -32601  # roots/list refused
         with pytest.raises(UsageError, match="roots were not declared"):
             await host.set_roots(["/tmp"])
-    async with MCPHost(cfg, roots=[]) as host:
+    async with new_host(cfg, roots=[]) as host:
         assert "roots" in host.servers["a"].session.client_caps  # type: ignore[union-attr]
 
 
-async def test_server_cancels_its_own_request() -> None:
+async def test_server_cancels_its_own_request(new_host: HostMaker, tmp_path: Path) -> None:
     # The server asks for sampling, then cancels it: the handler task is cancelled.
+    started = asyncio.Event()
     cancelled = asyncio.Event()
-    request = dict(SAMPLE)
-    cfg = fake_config(a=fake({"tools": [tool("ask", request=request)]}))
-    host = MCPHost(cfg)
+    record = tmp_path / "rec.jsonl"
+    cfg = fake_config(a=fake({"tools": [tool("ask", request=SAMPLE)], "record": str(record)}))
+    host = new_host(cfg)
 
     async def sampling(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        started.set()
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
@@ -261,15 +252,18 @@ async def test_server_cancels_its_own_request() -> None:
     host.on_sampling(sampling)
     async with host:
         task = asyncio.ensure_future(host.call_tool("a.ask", {}, timeout=30))
+        # Cancel only once the handler runs: a cancel that lands before it has started
+        # ends the request without ever running it, and then there is nothing to see.
+        await asyncio.wait_for(started.wait(), 10)
+        # The fake server records each request it sends before sending it.
+        sent = [json.loads(line) for line in record.read_text().splitlines()]
+        rid = next(e["id"] for e in sent if e.get("event") == "request")
         handle = host.servers["a"]
         assert handle.session is not None
-        peer = handle.session.peer
-        assert await wait_for(lambda: len(peer._serving) == 1)
-        rid = next(iter(peer._serving))
         # Deliver the server's cancellation as the transport would.
-        peer.on_messages([{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                           "params": {"requestId": rid}}])
-        await asyncio.wait_for(cancelled.wait(), 5)
+        handle.session.peer.on_messages([{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                          "params": {"requestId": rid}}])
+        await asyncio.wait_for(cancelled.wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -292,11 +286,11 @@ TASK_SPEC = {
 }
 
 
-async def test_a_finished_task_keeps_its_result_through_shutdown() -> None:
+async def test_a_finished_task_keeps_its_result_through_shutdown(new_host: HostMaker) -> None:
     # The server says "completed" and then takes its time over tasks/result: a host shut
     # down in that gap waits for the result instead of losing it.
     spec = {**TASK_SPEC, "taskStatusNotifications": False, "taskResultDelay": 0.5}
-    host = MCPHost(fake_config(a=fake(spec)))
+    host = new_host(fake_config(a=fake(spec)))
     async with host:
         handle = await host.call_tool("a.must", {"x": 1}, task=True)
         assert await wait_for(lambda: handle.done)
@@ -306,11 +300,11 @@ async def test_a_finished_task_keeps_its_result_through_shutdown() -> None:
     assert host.get_tools()["a"]["state"] == "stopped"
 
 
-async def test_tasks_complete_fail_and_cancel() -> None:
+async def test_tasks_complete_fail_and_cancel(new_host: HostMaker) -> None:
     from mcphost.client.tasks import TaskHandle
     from mcphost.errors import ServerError
 
-    async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
+    async with new_host(fake_config(a=fake(TASK_SPEC))) as host:
         handle = await host.call_tool("a.slow", {"x": 1}, task=True)
         assert isinstance(handle, TaskHandle)
         assert handle.status == "working"
@@ -338,11 +332,11 @@ async def test_tasks_complete_fail_and_cancel() -> None:
 
 
 async def test_task_is_followed_without_await_and_ends_with_the_host(
-    caplog: pytest.LogCaptureFixture,
+    new_host: HostMaker, caplog: pytest.LogCaptureFixture,
 ) -> None:
     from mcphost.errors import ServerUnavailableError
 
-    async with MCPHost(fake_config(a=fake(TASK_SPEC))) as host:
+    async with new_host(fake_config(a=fake(TASK_SPEC))) as host:
         done = await host.call_tool("a.slow", {"x": 2}, task=True)
         forever = await host.call_tool("a.forever", {}, task=True)
         # Nobody awaits yet: the handle follows the task by itself, to its result (a
@@ -358,17 +352,20 @@ async def test_task_is_followed_without_await_and_ends_with_the_host(
     assert "\"x\"" in (await done)["content"][0]["text"]
 
 
-async def test_tasks_need_2025_11_25() -> None:
+async def test_tasks_need_2025_11_25(new_host: HostMaker) -> None:
     from mcphost.errors import RoutingError
 
     spec = {**TASK_SPEC, "protocolVersion": "2025-06-18"}
-    async with MCPHost(fake_config(a=fake(spec))) as host:
+    async with new_host(fake_config(a=fake(spec))) as host:
         with pytest.raises(RoutingError, match="2025-11-25"):
             await host.call_tool("a.slow", {}, task=True)
 
 
-async def test_each_run_uses_the_transport_it_names(transport: str) -> None:
-    async with MCPHost(fake_config(a=fake({"tools": [ECHO_TOOL]}))) as host:
+async def test_each_run_uses_the_transport_it_names(new_host: HostMaker) -> None:
+    async with new_host(fake_config(a=fake({"tools": [ECHO_TOOL]}))) as host:
         stats = host.get_metrics()["a"]["transport"]
-        assert (host.servers["a"].pid() is None) == (transport == "memory")
+        assert (host.servers["a"].pid() is None) == (new_host.transport != "stdio")
+        kinds = {"memory": MemoryTransport, "stdio": StdioTransport, "http": StreamableHttpTransport,
+                 "sse": SseTransport}
+        assert isinstance(host.servers["a"].transport, kinds[new_host.transport])
         assert stats["messages_out"] >= 3 and (await host.call_tool("a.echo", {}))["content"]

@@ -68,10 +68,7 @@ async def test_mutated_messages_are_handled_or_reported() -> None:
         for round_ in range(200):
             call = asyncio.ensure_future(host.call_tool("fuzzed.t", {}, timeout=5))
             # Wait until the call is out, then answer it ourselves, wrongly most of the time.
-            while not [m for m in fuzzed.received if m.get("method") == "tools/call" and m.get("id") not in fuzzed.seen]:
-                await asyncio.sleep(0)
-            request = next(m for m in fuzzed.received if m.get("method") == "tools/call" and m.get("id") not in fuzzed.seen)
-            fuzzed.seen.add(request["id"])
+            request = await fuzzed.unseen_request("tools/call")
             for _ in range(9):
                 fuzzed.send(mutate(rng, rng.choice(samples(request["id"]))))
                 sent += 1

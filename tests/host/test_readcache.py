@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import fake, fake_config, wait_for
+from helpers import HostEvents, fake, fake_config, wait_for
 
 from mcphost import MCPHost, ServerUnavailableError
 from mcphost.host.readcache import STALE, ReadCache
@@ -116,8 +116,15 @@ async def test_what_invalidates_an_entry() -> None:
         assert reads(host) == n + 1
         # list_changed of resources drops every read of the server; of prompts, its prompts.
         await host.get_prompt("a.greet", {"who": "x"})
+        changes = HostEvents(host)
         await host.call_tool("a.mutate", {})
-        assert await wait_for(lambda: host.supervisor.reads.cache.stats()["entries"] == 0)
+        # The cache drops entries as each notification arrives, before the lists are
+        # fetched again and capabilities_changed says so.
+        def relisted() -> set[str]:
+            return {kind for e in changes if e["type"] == "capabilities_changed" for kind in e["data"]}
+
+        await changes.until(lambda e: {"resources", "prompts"} <= relisted())
+        assert host.supervisor.reads.cache.stats()["entries"] == 0
         # A restart drops everything of the server.
         await host.get_resource("mem://c")
         await host.restart_server("a")

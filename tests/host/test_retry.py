@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from helpers import HostEvents, wait_for
 from scripted import MethodError, Script, scripted_host
 
 from mcphost import MCPHost, ServerError, ServerStartupError, ServerUnavailableError, TimeoutError
@@ -54,10 +55,8 @@ def clocked(host: MCPHost) -> list[float]:
     return delays
 
 
-def events(host: MCPHost) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    host.on_event(lambda event: seen.append(dict(event)))
-    return seen
+def events(host: MCPHost) -> HostEvents:
+    return HostEvents(host)
 
 
 def states(seen: list[dict[str, Any]]) -> list[str]:
@@ -278,11 +277,7 @@ def restarting(scripts: dict[str, Script], **restart: Any) -> MCPHost:
 
 
 async def wait_for_state(host: MCPHost, name: str, state: str) -> None:
-    async def reached() -> None:
-        while host.servers[name].state.value != state:
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(reached(), 10)
+    assert await wait_for(lambda: host.servers[name].state.value == state), f"{name} never {state}"
 
 
 async def test_a_server_that_dies_is_restarted_by_its_policy() -> None:
@@ -295,8 +290,10 @@ async def test_a_server_that_dies_is_restarted_by_its_policy() -> None:
         first = host.servers["a"].session
         assert script.end is not None
         script.end.peer_gone("server exited")
-        while host.servers["a"].session is first or host.servers["a"].state.value != "ready":
-            await asyncio.sleep(0.01)
+        # Ready twice: at the start, then after the restart (each with a new session).
+        await seen.until(lambda e: states(seen).count("ready") == 2)
+        assert host.servers["a"].session is not first
+        assert host.servers["a"].state.value == "ready"
         assert (await host.call_tool("a.t", {}))["content"] == []
         assert host.servers["a"].restarts == 1
     assert delays == [1.0]
@@ -314,8 +311,7 @@ async def test_restarts_stop_after_max_attempts_and_the_server_is_left_failed() 
         assert script.end is not None
         script.end.peer_gone("server exited")
         await wait_for_state(host, "a", "failed")
-        while not any(e["type"] == "server_gave_up" for e in seen):
-            await asyncio.sleep(0.01)
+        await seen.until(lambda e: e["type"] == "server_gave_up")
         err = host.servers["a"].error
         assert err is not None and err.message.startswith("gave up after 2 restart(s) in a row: server exited")
     assert delays == [0.5, 1.0]

@@ -1,7 +1,10 @@
-"""Interop tests against the MCP reference server ``@modelcontextprotocol/server-everything``.
+"""Interop tests against the MCP reference server ``@modelcontextprotocol/server-everything``,
+one body per behaviour, each run over every transport the server speaks (the ``target``
+fixture, ``everything_targets.py``): stdio, Streamable HTTP and legacy HTTP+SSE.
 
 Found on this machine: server-everything 2026.8.31 (serverInfo ``mcp-servers/everything``
-2.0.0), protocol 2025-11-25. It offers kebab-case tools (``echo``, ``get-sum``,
+2.0.0), protocol 2025-11-25 over all three transports (the SDK server behind them is the
+same; only the transport differs). It offers kebab-case tools (``echo``, ``get-sum``,
 ``trigger-sampling-request``, ``trigger-elicitation-request``, ``trigger-url-elicitation``,
 ``get-roots-list``, ``trigger-long-running-operation``, ``toggle-simulated-logging``,
 ``toggle-subscriber-updates``, ``get-structured-content``, ``get-resource-links``,
@@ -14,10 +17,20 @@ the host's client-side tasks. The capability-dependent tools are
 registered after ``notifications/initialized``, which the server announces with a burst of
 ``notifications/tools/list_changed``.
 
-Each test asserts what the application received. Stateless features share one host (its
-handlers delegate to a per-test :class:`Recorder`); features that change server state
-(log level, subscriptions, roots, startup notifications, tasks waiting for input, shutdown)
-get a host of their own.
+Over Streamable HTTP the server answers each request on the request's POST, mostly as an
+SSE stream that also carries what it sends *for* that request (progress, the sampling and
+elicitation requests a tool asks while it runs); what it sends outside a request (log
+notifications, ``resources/updated``, ``list_changed``, its ``roots/list`` request, a task's
+``elicitation/create``) goes on the standalone GET stream the host opens after the
+handshake, so receiving those at all shows that stream works. Over legacy HTTP+SSE every
+server message comes on one GET stream. Such messages may come after the response of the
+request that caused them: the tests wait for them (bounded).
+
+Each test asserts what the application received. Stateless features share one host per
+transport (its handlers delegate to a per-test :class:`Recorder`); features that change
+server state (log level, subscriptions, roots, startup notifications, tasks waiting for
+input, shutdown) get a host of their own. What only the HTTP transports have (session ids,
+the end of a session, several HTTP servers at once) is in ``test_remote_everything.py``.
 """
 
 from __future__ import annotations
@@ -35,41 +48,31 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from everything_targets import SERVER, Target
 from helpers import descendants, needs_npx, wait_for
 from recorder import Recorder, raw_result, texts
 
 from mcphost import MCPHost
 from mcphost.errors import MCPHostError, ServerError, TimeoutError, ValidationError
+from mcphost.policy import NO_RETRY
+from mcphost.transports.http import StreamableHttpTransport
+from mcphost.transports.sse import SseTransport
+from mcphost.transports.stdio import StdioTransport
 
 pytestmark = [pytest.mark.interop, needs_npx, pytest.mark.asyncio(loop_scope="module")]
 
-SERVER = "everything"
-CONFIG: dict[str, Any] = {
-    "mcpServers": {
-        SERVER: {
-            "command": "npx",
-            "args": ["-y", "@modelcontextprotocol/server-everything"],
-            "timeout": 180,
-        }
-    }
-}
-# The server does not exit when its stdin closes: a short ladder keeps shutdown quick.
-SHUTDOWN_TIMEOUT = 1.0
+TRANSPORT_CLASSES = {"stdio": StdioTransport, "http": StreamableHttpTransport, "sse": SseTransport}
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def new_host(**kwargs: Any) -> MCPHost:
-    kwargs.setdefault("shutdown_timeout", SHUTDOWN_TIMEOUT)
-    return MCPHost(CONFIG, **kwargs)
+STATIC_DOCS = "demo://resource/static/document/"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_host() -> AsyncIterator[tuple[MCPHost, Recorder]]:
+async def shared_host(target: Target) -> AsyncIterator[tuple[MCPHost, Recorder]]:
     recorder = Recorder()
     # The shared host serves every feature test; one of them times a call out on purpose,
     # which must not make the server unavailable for the rest (health has its own tests).
-    host = new_host(unavailable_after_timeouts=0, roots=[])  # roots declared: get-roots-list exists
+    host = target.new_host(unavailable_after_timeouts=0, roots=[])  # roots declared: get-roots-list exists
     host.on_sampling(recorder.on_sampling)
     host.on_elicitation(recorder.on_elicitation, url=True)
     host.on_event(recorder.events.append)
@@ -77,6 +80,10 @@ async def shared_host() -> AsyncIterator[tuple[MCPHost, Recorder]]:
     host.on_progress(recorder.on_progress)
     async with host:
         yield host, recorder
+        if target.remote:
+            # Every feature test went through without a single failed HTTP exchange.
+            transport = host.get_metrics()[SERVER]["transport"]
+            assert transport["http_errors"] == 0, (transport, host.servers[SERVER].stderr_tail())
 
 
 @pytest.fixture
@@ -95,8 +102,9 @@ def tool(host: MCPHost, name: str) -> dict[str, Any]:
 # -- what the server asks of the client ----------------------------------------------------
 
 
-async def test_server_info_and_capabilities(everything: tuple[MCPHost, Recorder]) -> None:
+async def test_server_info_and_capabilities(everything: tuple[MCPHost, Recorder], target: Target) -> None:
     host, _ = everything
+    assert isinstance(host.servers[SERVER].transport, TRANSPORT_CLASSES[target.transport])
     info = host.get_tools()[SERVER]
     assert info["state"] == "ready"
     assert info["protocolVersion"] == "2025-11-25"
@@ -111,8 +119,26 @@ async def test_server_info_and_capabilities(everything: tuple[MCPHost, Recorder]
     assert client_caps["sampling"] == {}
     assert client_caps["elicitation"] == {"form": {}, "url": {}}
     names = {t["name"] for t in info["tools"]}
-    assert {"trigger-sampling-request", "trigger-elicitation-request",
-            "trigger-url-elicitation", "get-roots-list", "simulate-research-query"} <= names
+    # The always-registered tools, and those the server registers once it knows what the
+    # client declared (sampling, elicitation, roots, tasks).
+    assert {"echo", "get-sum", "trigger-long-running-operation", "toggle-simulated-logging",
+            "toggle-subscriber-updates", "get-structured-content", "get-resource-links"} <= names
+    assert {"trigger-sampling-request", "trigger-elicitation-request", "trigger-url-elicitation",
+            "get-roots-list", "simulate-research-query", "trigger-sampling-request-async",
+            "trigger-elicitation-request-async"} <= names
+    # A process only where the host spawned one.
+    assert (host.get_metrics()[SERVER]["pid"] is None) == target.remote
+
+
+async def test_echo_and_get_sum(everything: tuple[MCPHost, Recorder]) -> None:
+    host, _ = everything
+    echoed = await host.call_tool(f"{SERVER}.echo", {"message": "hello ✓"})
+    assert echoed["content"] == [{"type": "text", "text": "Echo: hello ✓"}]
+    summed = await host.call_tool(f"{SERVER}.get-sum", {"a": 2, "b": 40.5})
+    assert texts(summed) == ["The sum of 2 and 40.5 is 42.5."]
+    # Calls in flight at once, each answered to its caller.
+    many = await asyncio.gather(*(host.call_tool(f"{SERVER}.get-sum", {"a": i, "b": i}) for i in range(12)))
+    assert [texts(r)[0] for r in many] == [f"The sum of {i} and {i} is {2 * i}." for i in range(12)]
 
 
 async def test_sampling(everything: tuple[MCPHost, Recorder]) -> None:
@@ -241,16 +267,18 @@ async def test_url_elicitation_required_error(everything: tuple[MCPHost, Recorde
     assert rec.elicitation == []  # nothing was asked through elicitation/create
 
 
-async def test_roots_from_constructor_and_set_roots(tmp_path: Path, no_leftovers: None) -> None:
+async def test_roots_from_constructor_and_set_roots(target: Target, tmp_path: Path, no_leftovers: None) -> None:
     first = tmp_path / "project-a"
     second = tmp_path / "project-b"
     first.mkdir()
     second.mkdir()
     logs: list[str] = []
-    host = new_host(roots=[str(first)])
+    host = target.new_host(roots=[str(first)])
     host.on_log(lambda server, params: logs.append(str(params.get("data"))))
     async with host:
-        # The server asks roots/list by itself ~350 ms after initialize, then logs the count.
+        # roots/list is a request the server sends outside any request of the client (over
+        # Streamable HTTP on the GET stream; the answer is a POST). It asks by itself
+        # ~350 ms after initialize, then logs the count.
         assert await wait_for(lambda: "Roots updated: 1 root(s) received from client" in logs)
         result = await host.call_tool(f"{SERVER}.get-roots-list", {})
         text = texts(result)[0]
@@ -299,19 +327,57 @@ async def test_progress_resets_the_timeout(everything: tuple[MCPHost, Recorder])
     )
     assert not result.get("isError")
     assert seen == [1, 2, 3, 4, 5, 6, 7, 8]
-    with pytest.raises(TimeoutError):
-        await host.call_tool(
-            f"{SERVER}.trigger-long-running-operation", {"duration": 2, "steps": 8},
-            timeout=0.75, progress=lambda p: None,
-        )
 
 
-async def test_logging_respects_the_level(no_leftovers: None) -> None:
+async def test_timeout_cancels_the_call(target: Target) -> None:
+    # Without the renewal the call times out: the host cancels it (over Streamable HTTP it
+    # also closes the request's stream) and the session serves the next call. (The tool is
+    # idempotent, so the default policy would try it again: one try here.)
+    host = target.new_host(retry=NO_RETRY, unavailable_after_timeouts=0)
+    async with host:
+        with pytest.raises(TimeoutError):
+            await host.call_tool(f"{SERVER}.trigger-long-running-operation", {"duration": 2, "steps": 8},
+                                 timeout=0.75, progress=lambda p: None)
+        assert host.get_metrics()[SERVER]["tools"]["trigger-long-running-operation"]["timeouts"] == 1
+        assert host.get_tools()[SERVER]["state"] == "ready"
+        assert texts(await host.call_tool(f"{SERVER}.echo", {"message": "still here"})) == ["Echo: still here"]
+        if target.remote:
+            assert host.get_metrics()[SERVER]["transport"]["http_errors"] == 0
+
+
+async def test_concurrent_calls_with_progress(everything: tuple[MCPHost, Recorder]) -> None:
+    # Over Streamable HTTP more calls hold a response stream open than the transport keeps
+    # connections (8): the rest wait for one, and a sampling request asked meanwhile is
+    # still answered.
+    host, rec = everything
+    rec.sampling_reply = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "ok"}}
+    progress: dict[int, list[float]] = {}
+    calls = [host.call_tool(f"{SERVER}.trigger-long-running-operation", {"duration": 1, "steps": 2},
+                            progress=lambda p, i=i: progress.setdefault(i, []).append(p["progress"]))
+             for i in range(12)]
+    calls += [host.call_tool(f"{SERVER}.trigger-sampling-request", {"prompt": f"q{i}", "maxTokens": 3})
+              for i in range(3)]
+    results = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    assert [texts(r)[0] for r in results[:12]] == [
+        "Long running operation completed. Duration: 1 seconds, Steps: 2."] * 12
+    assert progress == {i: [1, 2] for i in range(12)}
+    assert all(texts(r)[0].startswith("LLM sampling result:") for r in results[12:])
+    assert sorted(p["messages"][0]["content"]["text"][-2:] for _, p in rec.sampling) == ["q0", "q1", "q2"]
+
+
+async def test_logging_respects_the_level(target: Target, no_leftovers: None) -> None:
+    # The server's log notifications are sent outside any request (over Streamable HTTP: on
+    # the GET stream), so they may come after the response of the request that caused them:
+    # each is waited for. A GET stream (or the SSE stream) is ordered, which makes a later
+    # message the proof that an earlier one was not sent.
     received: list[tuple[str, dict[str, Any], str]] = []
     current = {"level": "debug"}
-    host = new_host(roots=[])  # roots declared: the server syncs them and logs it
-    host.on_log(lambda server, params: received.append((server, params, current["level"])))
+    host = target.new_host(roots=[])  # roots declared: the server syncs them and logs it
+    host.on_log(lambda name, params: received.append((name, params, current["level"])))
     uri = "demo://resource/dynamic/text/1"
+
+    def logged(pattern: str, since: int = 0) -> bool:
+        return any(re.search(pattern, str(p["data"])) for _, p, _ in received[since:])
 
     async def set_level(level: str) -> None:
         await host.set_log_level(SERVER, level)
@@ -319,35 +385,34 @@ async def test_logging_respects_the_level(no_leftovers: None) -> None:
 
     async with host:
         # Before any setLevel the server sends everything (its roots sync logs at info).
-        assert await wait_for(lambda: any("Roots updated" in str(p["data"]) for _, p, _ in received))
+        assert await wait_for(lambda: logged("Roots updated"))
 
         await set_level("info")
         await host.subscribe_resource(uri)  # the server logs the subscription at info ...
-        assert any(p["level"] == "info" and p["data"].startswith(
-            f"Received Subscribe Resource request for URI: {uri}") for _, p, _ in received)
+        assert await wait_for(lambda: logged(f"^Received Subscribe Resource request for URI: {uri}"))
+        assert any(p["level"] == "info" for _, p, _ in received if "Subscribe" in str(p["data"]))
 
         await set_level("warning")
         await host.unsubscribe_resource(uri)  # ... and this one, below warning, is not sent.
-        assert not any("Unsubscribe" in str(p["data"]) for _, p, _ in received)
 
         await set_level("debug")
         started = len(received)
         await host.call_tool(f"{SERVER}.toggle-simulated-logging", {})
-        simulated = re.compile(r"^\w+[- ]level[- ]message")
-        assert await wait_for(
-            lambda: any(simulated.match(str(p["data"])) for _, p, _ in received[started:])
-        )
+        simulated = r"^\w+[- ]level[- ]message"
+        assert await wait_for(lambda: logged(simulated, started))
+        # The simulated message came after the unsubscription's place in the stream.
+        assert not logged("Unsubscribe")
         await host.call_tool(f"{SERVER}.toggle-simulated-logging", {})
 
-    assert {server for server, _, _ in received} == {SERVER}
+    assert {name for name, _, _ in received} == {SERVER}
     for _, params, level in received:
         assert params["level"] in LEVELS
         assert LEVELS.index(params["level"]) >= LEVELS.index(level), (params, level)
 
 
-async def test_resource_subscription_updates(no_leftovers: None) -> None:
+async def test_resource_subscription_updates(target: Target, no_leftovers: None) -> None:
     events: list[dict[str, Any]] = []
-    host = new_host()
+    host = target.new_host()
     host.on_event(lambda event: events.append(event) if event["type"] == "resource_updated" else None)
     uri = "demo://resource/dynamic/text/7"  # routed by the text resource template
     async with host:
@@ -357,6 +422,7 @@ async def test_resource_subscription_updates(no_leftovers: None) -> None:
         await host.subscribe_resource(uri)
         result = await host.call_tool(f"{SERVER}.toggle-subscriber-updates", {})
         assert texts(result)[0].startswith("Started simulated resource updated notifications")
+        # The server sends one update at once (then one every 5 s), outside any request.
         assert await wait_for(lambda: len(events) >= 1)
         assert events[0] == {"type": "resource_updated", "server": SERVER, "data": {"uri": uri}}
         assert {e["data"]["uri"] for e in events} == {uri}
@@ -364,7 +430,8 @@ async def test_resource_subscription_updates(no_leftovers: None) -> None:
         reads = host.get_metrics()[SERVER]["methods"]["resources/read"]["calls"]
         await host.get_resource(uri)
         assert host.get_metrics()[SERVER]["methods"]["resources/read"]["calls"] == reads + 1
-        await host.call_tool(f"{SERVER}.toggle-subscriber-updates", {})
+        stopped = await host.call_tool(f"{SERVER}.toggle-subscriber-updates", {})
+        assert texts(stopped)[0].startswith("Stopped simulated resource updates")
         await host.unsubscribe_resource(uri)
 
 
@@ -424,21 +491,20 @@ async def test_resource_links_and_templates(everything: tuple[MCPHost, Recorder]
 
 
 async def test_session_resource_appears_after_list_changed(everything: tuple[MCPHost, Recorder]) -> None:
-    # gzip-file-as-resource registers a new resource at run time (resources/list_changed).
+    # gzip-file-as-resource registers a resource at run time; the server's
+    # resources/list_changed is sent outside the request (over Streamable HTTP: on the GET
+    # stream) and the host lists the resources again.
     host, rec = everything
     payload = b"hello from mcphost\n" * 3
     data_uri = "data:text/plain;base64," + base64.b64encode(payload).decode()
-    result = await host.call_tool(f"{SERVER}.gzip-file-as-resource",
-                                  {"name": "hello.txt.gz", "data": data_uri})
-    [link] = result["content"]
+    result = await host.call_tool(f"{SERVER}.gzip-file-as-resource", {"name": "hello.txt.gz", "data": data_uri})
     uri = "demo://resource/session/hello.txt.gz"
-    assert link == {"type": "resource_link", "uri": uri, "name": "hello.txt.gz",
-                    "mimeType": "application/gzip"}
+    assert result["content"] == [{"type": "resource_link", "uri": uri, "name": "hello.txt.gz",
+                                  "mimeType": "application/gzip"}]
     assert await wait_for(lambda: any(
         e["type"] == "capabilities_changed" and "resources" in e["data"] for e in rec.events))
-    assert uri in {r["uri"] for r in host.get_tools()[SERVER]["resources"]}
-    read = await host.get_resource(uri)
-    [content] = read["contents"]
+    assert await wait_for(lambda: uri in {r["uri"] for r in host.get_tools()[SERVER]["resources"]})
+    [content] = (await host.get_resource(uri))["contents"]
     assert content["mimeType"] == "application/gzip"
     assert gzip.decompress(base64.b64decode(content["blob"])) == payload
 
@@ -552,15 +618,20 @@ async def test_listed_resources_read_back(everything: tuple[MCPHost, Recorder]) 
     # The instructions resource is the text the server sent in its initialize result.
     instructions = await host.get_resource("demo://resource/static/document/instructions.md")
     assert instructions["contents"][0]["text"] == host.get_tools()[SERVER]["instructions"]
+    # Templates route URIs no list names.
+    text = await host.get_resource("demo://resource/dynamic/text/3")
+    assert text["contents"][0]["text"].startswith("Resource 3: ")
+    blob = await host.get_resource("demo://resource/dynamic/blob/4", cache=False)
+    assert blob["contents"][0]["blob"]
 
 
 # -- list_changed ---------------------------------------------------------------------------
 
 
-async def test_startup_list_changed_burst_coalesces(no_leftovers: None) -> None:
+async def test_startup_list_changed_burst_coalesces(target: Target, no_leftovers: None) -> None:
     raw: list[str] = []
     changed: list[dict[str, Any]] = []
-    host = new_host(roots=[])  # roots declared: the server registers get-roots-list too
+    host = target.new_host(roots=[])  # roots declared: the server registers get-roots-list too
     host.on_sampling(lambda server, params: {})
     host.on_elicitation(lambda server, params: {"action": "decline"})
     host.on_event(lambda e: changed.append(e) if e["type"] == "capabilities_changed" else None)
@@ -589,26 +660,32 @@ async def test_startup_list_changed_burst_coalesces(no_leftovers: None) -> None:
 
 async def test_task_required_tool(everything: tuple[MCPHost, Recorder]) -> None:
     host, rec = everything
-    research = tool(host, "simulate-research-query")
-    assert research["execution"] == {"taskSupport": "required"}
+    assert tool(host, "simulate-research-query")["execution"] == {"taskSupport": "required"}
     assert tool(host, "echo")["execution"]["taskSupport"] == "forbidden"
-    handle = await host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tidal energy"}, task=True)
-    assert handle.server == SERVER
-    assert handle.task_id
-    assert handle.status in ("working", "completed")
-    result = await asyncio.wait_for(handle.result(), 20)
-    assert handle.status == "completed"
-    [text] = texts(result)
-    assert text.startswith("# Research Report: tidal energy")
-    assert "Stage 4: Generating report" in text
-    statuses = [e["data"] for e in rec.events
-                if e["type"] == "task_status" and e["data"]["taskId"] == handle.task_id]
-    assert statuses and statuses[-1]["status"] == "completed"
-    listed = {t["taskId"]: t for t in await host.list_tasks(SERVER)}
-    assert listed[handle.task_id]["status"] == "completed"
-    # Called plainly, the task-only tool is followed to its end: the caller gets the result.
-    plain = await asyncio.wait_for(host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tides"}), 30)
-    assert texts(plain)[0].startswith("# Research Report: tides")
+    # Called plainly, the task-only tool is followed to its end: the caller gets the result
+    # (run meanwhile: each research takes a few seconds).
+    plain = asyncio.ensure_future(host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tides"}))
+    try:
+        handle = await host.call_tool(f"{SERVER}.simulate-research-query", {"topic": "tidal energy"}, task=True)
+        assert handle.server == SERVER
+        assert handle.task_id
+        assert handle.status in ("working", "completed")
+        result = await asyncio.wait_for(handle.result(), 20)
+        assert handle.status == "completed"
+        [text] = texts(result)
+        assert text.startswith("# Research Report: tidal energy")
+        assert "Stage 4: Generating report" in text
+        statuses = [e["data"] for e in rec.events
+                    if e["type"] == "task_status" and e["data"]["taskId"] == handle.task_id]
+        assert statuses and statuses[-1]["status"] == "completed"
+        listed = {t["taskId"]: t for t in await host.list_tasks(SERVER)}
+        assert listed[handle.task_id]["status"] == "completed"
+        assert texts(await asyncio.wait_for(plain, 30))[0].startswith("# Research Report: tides")
+    finally:
+        if not plain.done():
+            plain.cancel()
+            with contextlib.suppress(asyncio.CancelledError, MCPHostError):
+                await plain
 
 
 async def test_task_forbidden_tool_is_refused_by_the_host(everything: tuple[MCPHost, Recorder]) -> None:
@@ -619,21 +696,22 @@ async def test_task_forbidden_tool_is_refused_by_the_host(everything: tuple[MCPH
     assert "task" in str(caught.value).lower()
 
 
-async def test_task_input_required_delivers_elicitation(no_leftovers: None) -> None:
+async def test_task_input_required_delivers_elicitation(target: Target, no_leftovers: None) -> None:
+    # The server asks its question while the task runs, after tools/call was answered (over
+    # Streamable HTTP: not on the ended stream of the tools/call but on the GET stream).
     asked: list[dict[str, Any]] = []
 
-    def answer(server: str, params: dict[str, Any]) -> dict[str, Any]:
+    def answer(_server: str, params: dict[str, Any]) -> dict[str, Any]:
         asked.append(params)
         return {"action": "accept", "content": {"interpretation": "snake"}}
 
-    host = new_host()
+    host = target.new_host()
     host.on_elicitation(answer)
     async with host:
         handle = await host.call_tool(f"{SERVER}.simulate-research-query",
                                       {"topic": "python", "ambiguous": True}, task=True)
         try:
-            assert await wait_for(lambda: handle.status == "input_required" or bool(asked))
-            assert await wait_for(lambda: bool(asked), timeout=3)
+            assert await wait_for(lambda: bool(asked), timeout=15)
             assert "multiple interpretations" in asked[0]["message"]
             props = asked[0]["requestedSchema"]["properties"]
             assert "snake" in {o["const"] for o in props["interpretation"]["oneOf"]}
@@ -650,14 +728,18 @@ async def test_task_input_required_delivers_elicitation(no_leftovers: None) -> N
 # -- shutdown -------------------------------------------------------------------------------
 
 
-async def test_shutdown_leaves_no_process() -> None:
+async def test_shutdown_ends_the_session(target: Target) -> None:
+    # The type is inferred: from the command, or from the URL's path (/mcp: http, /sse: sse).
     before = set(descendants(os.getpid()))
-    host = new_host()
+    host = target.new_host(typed=False)
     await host.initialize()
     try:
+        assert isinstance(host.servers[SERVER].transport, TRANSPORT_CLASSES[target.transport])
         pid = host.get_metrics()[SERVER]["pid"]
-        started = set(descendants(os.getpid())) - before
-        assert pid in started  # npx and the node server it runs
+        if target.remote:
+            assert pid is None and set(descendants(os.getpid())) == before  # nothing spawned
+        else:
+            assert pid in set(descendants(os.getpid())) - before  # npx and the node server it runs
         assert (await host.call_tool(f"{SERVER}.echo", {"message": "bye"}))["content"] == [
             {"type": "text", "text": "Echo: bye"}]
     finally:
