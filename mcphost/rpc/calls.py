@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from ..errors import UsageError
 from .deadlines import Cancellable
 
 __all__ = ["Call", "CallOptions", "PeerStats", "TimedCall"]
@@ -31,7 +32,7 @@ class CallOptions:
             ``math.inf``: no timeout).
         reset_on_progress: each progress notification restarts the timeout.
         max_timeout: a hard maximum in seconds, even with progress resets; with resets and no
-            maximum given, ``RESET_MAXIMUM`` (the peer's) times the timeout.
+            maximum given, :data:`~mcphost.rpc.deadlines.RESET_MAXIMUM` times the timeout.
         augmented: the result has the method's alternate shape (a task-augmented request's
             ``CreateTaskResult``), checked as such.
     """
@@ -135,6 +136,16 @@ class Call:
         self.expires = expires
 
 
+def _ignore(_params: Any) -> None:
+    return None
+
+
+def check_seconds(method: str, name: str, value: Any) -> None:
+    """``UsageError`` unless ``value`` is ``None`` or a number of seconds (not NaN)."""
+    if value is not None and (type(value) not in (int, float) or math.isnan(value)):
+        raise UsageError(f"{method}: {name} must be a number of seconds or None, not {value!r}")
+
+
 class TimedCall(Call):
     """A call with its own deadline (a timeout other than the default, a clock restarted
     by progress, a hard maximum) or a result of the method's alternate shape."""
@@ -151,3 +162,18 @@ class TimedCall(Call):
         self.reset = False
         self.timeout = 0.0
         self.deadline = _INF
+
+    @classmethod
+    def made_with(
+        cls, options: CallOptions, future: asyncio.Future[Any], method: str, rid: int | str,
+        progress: Callable[[Any], Any] | None,
+    ) -> TimedCall:
+        """The record of a call made with ``options``, checked (before anything is sent)."""
+        check_seconds(method, "timeout", options.timeout)
+        check_seconds(method, "max_timeout", options.max_timeout)
+        reset = options.reset_on_progress
+        if reset and progress is None:
+            progress = _ignore  # the progress notifications are what restart the clock
+        call = cls(future, method, rid, progress, options.augmented)
+        call.reset = reset
+        return call

@@ -28,9 +28,13 @@ import time
 from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
-__all__ = ["Cancellable", "Deadlines", "Scheduler", "Timed"]
+__all__ = ["RESET_MAXIMUM", "Cancellable", "Deadlines", "Scheduler", "Timed"]
 
 _INF = math.inf
+#: With a clock restarted by progress and no hard maximum, a call still ends after this many
+#: times its timeout (spec: a client MAY reset the clock on progress but SHOULD enforce a
+#: hard maximum; a server sending progress forever must not hold a call forever).
+RESET_MAXIMUM = 10
 
 
 class Cancellable(Protocol):
@@ -84,7 +88,8 @@ class Deadlines:
     # -- starting a deadline ----------------------------------------------------------------
 
     def watch_default(self, call: Timed) -> None:
-        """``call`` waits the default timeout (the peer inlines this on its hot path)."""
+        """``call`` waits the default timeout (every call made without options: once per
+        request, on the hot path)."""
         seconds = self.default
         if 0 < seconds < _INF:
             expires = call.expires = self.now() + seconds
@@ -95,6 +100,8 @@ class Deadlines:
         """Any deadline but the plain default: its own timer (restarts on progress, or a hard
         maximum) or the queue of its value."""
         seconds = self.default if timeout is None else timeout
+        if reset and not max_timeout and 0 < seconds < _INF:
+            max_timeout = RESET_MAXIMUM * seconds
         rid = call.rid
         now = self.now()
         if 0 < seconds < _INF:

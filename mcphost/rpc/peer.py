@@ -58,13 +58,6 @@ _CLOSED: Final = PeerState.CLOSED
 _GONE: Final = PeerState.GONE
 #: The reason ``on_abandoned`` is given for a call whose deadline passed.
 TIMED_OUT: Final = "request timed out"
-#: With ``reset_timeout_on_progress`` and no ``max_timeout``, a call still ends after this
-#: many times its timeout.
-RESET_MAXIMUM: Final = 10
-
-
-def _ignore(_params: Any) -> None:
-    return None
 
 
 class Peer:
@@ -226,7 +219,7 @@ class Peer:
             # that method's frame: this runs once per request.)
             call = Call(_Future(loop=self._loop), method, rid, progress)
         else:
-            call = self._call_with(options, method, rid, progress)
+            call = TimedCall.made_with(options, _Future(loop=self._loop), method, rid, progress)
             progress = call.progress
         if progress is not None and self.tag_progress is not None:
             params = self.tag_progress(params, rid, owned)
@@ -256,32 +249,8 @@ class Peer:
         if options is None:
             self.deadlines.watch_default(call)
         else:
-            self._watch_with(call, options)
+            self.deadlines.watch(call, options.timeout, call.reset, options.max_timeout)
         return call
-
-    def _call_with(
-        self, options: CallOptions, method: str, rid: int, progress: Callable[[Any], Any] | None
-    ) -> TimedCall:
-        """The record of a call made with ``options`` (checked here, before anything is sent)."""
-        _check_seconds(method, "timeout", options.timeout)
-        _check_seconds(method, "max_timeout", options.max_timeout)
-        reset = options.reset_on_progress
-        if reset and progress is None:
-            progress = _ignore  # the progress notifications are what restart the clock
-        call = TimedCall(self._loop.create_future(), method, rid, progress, options.augmented)
-        call.reset = reset
-        return call
-
-    def _watch_with(self, call: Call, options: CallOptions) -> None:
-        """The deadline of a call made with ``options``."""
-        timeout, max_timeout = options.timeout, options.max_timeout
-        if call.reset and not max_timeout:
-            # Spec: a client MAY reset the clock on progress but SHOULD enforce a hard
-            # maximum; a server sending progress forever must not hold a call forever.
-            seconds = self.deadlines.default if timeout is None else timeout
-            if 0 < seconds < _INF:
-                max_timeout = RESET_MAXIMUM * seconds
-        self.deadlines.watch(call, timeout, call.reset, max_timeout)
 
     async def wait(self, call: Call) -> Any:
         """The result of ``call`` (sent by :meth:`start_request`): the one place a caller waits.
@@ -613,7 +582,3 @@ class Peer:
         for task in list(self._serving.values()):
             task.cancel()
 
-
-def _check_seconds(method: str, name: str, value: Any) -> None:
-    if value is not None and (type(value) not in (int, float) or math.isnan(value)):
-        raise UsageError(f"{method}: {name} must be a number of seconds or None, not {value!r}")

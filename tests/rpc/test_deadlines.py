@@ -97,13 +97,27 @@ def test_reset_without_maximum_keeps_going_while_progress_comes() -> None:
     clock, pending, deadlines, expired = setup(10.0)
     call = start(pending, 1)
     deadlines.watch(call, 2.0, True, None)
-    for _ in range(10):
+    for _ in range(5):
         clock.advance(1.9)
         deadlines.progressed(call)
     assert expired == []
     clock.advance(2.1)
     assert expired == [1]
     assert not deadlines.hard_maximum_reached(call)
+
+
+def test_reset_without_maximum_still_ends_after_ten_timeouts() -> None:
+    # Spec: a client MAY reset the clock on progress but SHOULD enforce a hard maximum.
+    clock, pending, deadlines, expired = setup(10.0)
+    call = start(pending, 1)
+    deadlines.watch(call, 2.0, True, None)
+    for _ in range(10):
+        clock.advance(1.9)
+        deadlines.progressed(call)
+    assert expired == []
+    clock.advance(1.1)  # 20 s: RESET_MAXIMUM x 2 s, progress or not
+    assert expired == [1]
+    assert deadlines.hard_maximum_reached(call)
 
 
 def test_hard_maximum_alone() -> None:
