@@ -180,20 +180,17 @@ class Supervisor:
                     self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
                 else:
                     handles.append(handle)
-            for handle in handles:
-                self.handlers.emit({"type": "server_starting", "server": handle.name})
+            # start() emits server_starting, then server_ready or server_failed.
             outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
             for handle, outcome in zip(handles, outcomes):
                 if isinstance(outcome, asyncio.CancelledError):
                     # Its start was cancelled by a stop (this task was not: gather returned).
                     outcome = ServerStartupError("start was cancelled (the server was stopped)", server=handle.name)
+                    self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
                 if isinstance(outcome, MCPHostError):
                     failures[handle.name] = outcome
-                    self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
                 elif isinstance(outcome, BaseException):
                     raise outcome
-                else:
-                    self.handlers.emit({"type": "server_ready", "server": handle.name})
             if failures and require_all:
                 break
         if failures and require_all:
@@ -218,6 +215,16 @@ class Supervisor:
             for name in layer
         }
 
+    def not_started(self, errors: Mapping[str, MCPHostError]) -> None:
+        """Servers the configuration could not make (an unset ``${VAR}`` with
+        ``require_all=False``): FAILED with their error from the start, never tried."""
+        for name, err in errors.items():
+            handle = self.servers[name]
+            handle.error = self.redactor.error(err)
+            handle.set_state(ServerState.FAILED)  # its first state: no transition to check
+            logger.warning("%s", err, extra={"event": "server_failed", "server": name})
+            self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
+
     async def start(self, handle: ServerHandle, *, retry: bool = True) -> None:
         """Spawn/connect, handshake and discover within the server's start-up ``timeout``;
         a failed try is tried again per the server's retry policy (``retry=False``: once).
@@ -235,9 +242,20 @@ class Supervisor:
             if task is not None:
                 self._starting[handle.name] = task
             try:
-                await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+                await self._announced(handle, retry)
             finally:
                 self._starting.pop(handle.name, None)
+
+    async def _announced(self, handle: ServerHandle, retry: bool) -> None:
+        """One start, told as events (server_starting, then server_ready or server_failed)
+        whoever asked for it: initialize(), start_server(), restart_server(), a restart policy."""
+        self.handlers.emit({"type": "server_starting", "server": handle.name})
+        try:
+            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+        except MCPHostError as exc:
+            self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(exc)})
+            raise
+        self.handlers.emit({"type": "server_ready", "server": handle.name})
 
     async def _start_retrying(self, handle: ServerHandle, policy: RetryPolicy) -> None:
         failed: list[ServerStartupError] = []
@@ -479,7 +497,7 @@ class Supervisor:
         async with self._lock(handle.name):
             await self._stop(handle)
             handle.restarts += 1
-            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+            await self._announced(handle, retry)
 
     async def shutdown_once(self) -> None:
         """Stop every server, once, in a task of its own: a cancelled caller cannot cut the
