@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, MCPHostError, RoutingError
+from ..logs import JSONFormatter
 from . import inputs as cli_inputs
 from .hints import hints
 from .render import Style, render_inspect, render_metrics
@@ -284,7 +285,10 @@ class Progress:
         message = message if isinstance(message, str) else None
         text = f"{self.tool}: progress {amount}" + (f": {message}" if message else "")
         if self.json_mode:
-            logger.info("%s", text, extra={"event": "call_progress", "tool": self.tool})
+            # Shown at every verbosity: written as a record, not filtered by the log level.
+            record = logger.makeRecord(logger.name, logging.INFO, "(cli)", 0, "%s", (text,), None)
+            record.event, record.tool = "call_progress", self.tool
+            print(JSONFormatter().format(record), file=sys.stderr, flush=True)
         elif self.tty:
             from .report import clean
 

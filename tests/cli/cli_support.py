@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def fake_servers() -> set[int]:
+    """Fake servers of this worktree's tests (others may run their own at the same time)."""
     found = set()
+    mine = f"PYTHONPATH={ROOT}".encode()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -22,9 +24,16 @@ def fake_servers() -> set[int]:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except (OSError, IndexError):
                 continue
-            if b"mcphost.testing" in cmd and state not in ("Z", "X"):
+            if b"mcphost.testing" in cmd and state not in ("Z", "X") and mine in _environ(entry):
                 found.add(int(entry))
     return found
+
+
+def _environ(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
 
 
 def write_config(tmp_path: Path, cfg: dict[str, Any], name: str = "mcp.json") -> Path:
