@@ -67,7 +67,7 @@ def hints(name: str, error: Any, config: Any, environ: Mapping[str, str]) -> lis
             first = names[0]
             out.append(
                 f"{name}: set here but not passed to the server: {', '.join(names)}; pass what it needs "
-                f'with "env": {{"{first}": "${{{first}}}"}} in its entry (docs/config.md, "Environment")'
+                f'with "env": {{"{first}": "${{{first}}}"}} in its entry (docs/config.md, "The child\'s environment")'
             )
     if kind == "sse" and re.search(r"HTTP 4\d\d", text):
         url = str(getattr(config, "url", "") or "")
