@@ -93,3 +93,13 @@ def test_usage_and_timeouts(config: Path) -> None:
     assert done.returncode == 2
     assert errors(done.stderr) == ["mcphost: error: call takes [CONFIG] TOOL [ARGUMENTS] (one tool per call): "
                                    "too many arguments"]
+
+
+def test_a_line_break_in_an_env_value_is_noted(tmp_path: Path) -> None:
+    server = fake({"tools": [ECHO_TOOL]})
+    server["env"] = {"TOKEN": "abc\r\n"}
+    path = write_config(tmp_path, fake_config(demo=server))
+    done = run_cli("check", str(path))
+    assert done.returncode == 0
+    assert done.stderr == ("mcphost: note: mcp.json:1: mcpServers.demo.env.TOKEN: contains a line break (CR or LF); "
+                           "is it meant to?\n")
