@@ -119,7 +119,8 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
             text = f"stopping {', '.join(waiting)}: killed in {left:.0f} s unless they exit (Ctrl-C: now)"
         else:
             installing = [n for n in waiting if not host.servers[n].installed and is_package_runner(host.servers[n].config)]
-            note = f"; {', '.join(installing)} may be downloading its package" if installing else ""
+            whose = "its package" if len(installing) == 1 else "their packages"
+            note = f"; {', '.join(installing)} may be downloading {whose}" if installing else ""
             text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s{note})"
         text = "mcphost: " + text
         if tty:
