@@ -161,6 +161,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             return run(lambda ints: shell(args, ints))
         return run(lambda ints: commands.call(args, ints))
+    except commands.Reported as done:
+        return done.code
     except BrokenPipeError:
         # The reader went away (`mcphost inspect | head -1`): end quietly.
         with open(os.devnull, "w") as devnull:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, MCPHostError, RoutingError
+from ..errors import ConfigurationError, MCPHostError, RoutingError, ServerStartupError
 from ..logs import JSONFormatter
 from . import inputs as cli_inputs
 from .hints import hints
@@ -31,7 +31,7 @@ from .render import Style, render_inspect, render_metrics
 from .report import print_error, print_notes
 from .run import Interrupts, started_host, stop_host
 
-__all__ = ["EXIT_PARTIAL", "call", "inspect", "options_of", "tools"]
+__all__ = ["EXIT_PARTIAL", "Reported", "call", "inspect", "options_of", "tools"]
 
 logger = logging.getLogger("mcphost.cli")
 
@@ -65,12 +65,32 @@ def _missing_inputs(options: dict[str, Any]) -> None:
         raise cli_inputs.missing_error(missing)
 
 
-async def start(interrupts: Interrupts, config: str, **options: Any) -> Any:
+class Reported(Exception):
+    """A failure already told on stderr; ends the command with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+async def start(interrupts: Interrupts, config: str, *, verbose: bool = False, **options: Any) -> Any:
     try:
         host = await started_host(interrupts, config, **options)
     except ConfigurationError:
         _missing_inputs(options)
         raise
+    except ServerStartupError as exc:
+        # All or nothing (call, --require-all): every failure, then what could help.
+        host = interrupts.host
+        failures = exc.failures or {exc.server or "": exc}
+        print_error(exc, verbose, remote=remote_names(host))
+        for name, err in failures.items():
+            handle = host.servers.get(name)
+            if handle is not None:
+                for line in hints(name, err, handle.config, os.environ):
+                    print(f"mcphost: hint: {line}", file=sys.stderr)
+        only_config = bool(exc.failures) and all(isinstance(e, ConfigurationError) for e in exc.failures.values())
+        raise Reported(2 if only_config else 1) from None
     print_notes(getattr(host.config, "notes", ()))
     return host
 
@@ -112,7 +132,7 @@ def _only_config_errors(host: Any) -> bool:
 async def inspect(args: argparse.Namespace, interrupts: Interrupts) -> int:
     options = options_of(args)
     config = config_path(args, args.config)
-    host = await start(interrupts, config, request_timeout=args.request_timeout, servers=args.server,
+    host = await start(interrupts, config, verbose=bool(args.verbose), request_timeout=args.request_timeout, servers=args.server,
                        require_all=args.require_all, watch=args.watch, **options)
     try:
         failed, ready = report_failures(host, bool(args.verbose), args.server)
@@ -167,7 +187,7 @@ async def _watch(host: Any, args: argparse.Namespace) -> None:
 
 async def tools(args: argparse.Namespace, interrupts: Interrupts) -> int:
     """Start the servers and print their tools as a model API wants them."""
-    host = await start(interrupts, config_path(args, args.config), servers=args.server,
+    host = await start(interrupts, config_path(args, args.config), verbose=bool(args.verbose), servers=args.server,
                        require_all=args.require_all, **options_of(args))
     try:
         failed, ready = report_failures(host, bool(args.verbose), args.server)
@@ -311,7 +331,7 @@ async def call(args: argparse.Namespace, interrupts: Interrupts) -> int:
     server = server_of(tool, server_names(config))
     options = options_of(args)
     # Only the server called (and what it depends on) is started.
-    host = await start(interrupts, config, servers=[server], **options)
+    host = await start(interrupts, config, verbose=bool(args.verbose), servers=[server], **options)
     progress = Progress(tool, args.log_format == "json", bool(args.verbose))
     try:
         started = time.perf_counter()

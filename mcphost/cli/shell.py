@@ -113,7 +113,7 @@ def _list(host: Any, what: str) -> None:
 
 
 async def shell(args: argparse.Namespace, interrupts: Interrupts) -> int:
-    host = await start(interrupts, config_path(args, args.config), servers=args.server,
+    host = await start(interrupts, config_path(args, args.config), verbose=bool(args.verbose), servers=args.server,
                        require_all=args.require_all, **options_of(args))
     verbose = bool(args.verbose)
     try:

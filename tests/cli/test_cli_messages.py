@@ -149,3 +149,16 @@ asyncio.run(main())
                                         env=cli_env(), timeout=60, check=False)
     assert done.returncode == 0 and done.stdout == "timed out\n"
     assert done.stderr == ""  # the warning "a request timed out" went to the NullHandler
+
+
+def test_call_tells_the_failed_start_once_with_its_hint(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(api=fake(exitAtStart=1, stderr="Error: MCPHOST_TEST_SERVICE_TOKEN is required")))
+    done = run_cli("call", str(path), "api.echo", "{}", env=cli_env(MCPHOST_TEST_SERVICE_TOKEN="s3cret"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "mcphost: error: api: server exited during start-up with code 1 (stderr: Error: MCPHOST_TEST_SERVICE_TOKEN "
+        "is required)",
+        'mcphost: hint: api: set here but not passed to the server: MCPHOST_TEST_SERVICE_TOKEN; pass what it needs '
+        'with "env": {"MCPHOST_TEST_SERVICE_TOKEN": "${MCPHOST_TEST_SERVICE_TOKEN}"} in its entry (docs/config.md, '
+        '"The child\'s environment")',
+    ]
