@@ -23,7 +23,7 @@ from ..errors import ConfigurationError, MCPHostError, ServerStartupError
 from ..version import __version__
 from . import commands
 from .check import check
-from .output import configure
+from .output import LogSetup
 from .render import render_inspect
 from .report import print_error
 from .run import run
@@ -138,13 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    saved = sys.stderr
-    configure(args.verbose, args.log_format)
-    try:
+    with LogSetup(args.verbose, args.log_format):
         return _dispatch(args)
-    finally:
-        sys.stderr.flush()
-        sys.stderr = saved
 
 
 def _dispatch(args: argparse.Namespace) -> int:

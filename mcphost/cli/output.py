@@ -20,7 +20,7 @@ from typing import Any, Final, TextIO
 
 from ..logs import JSONFormatter
 
-__all__ = ["JSONLines", "configure"]
+__all__ = ["JSONLines", "LogSetup"]
 
 logger = logging.getLogger("mcphost.cli")
 
@@ -78,25 +78,44 @@ class JSONLines(io.TextIOBase):
         self.target.write(self._formatter.format(record) + "\n")
 
 
-def configure(verbose: int, log_format: str) -> TextIO:
-    """Install the command's log handler; returns the stream its own messages go to."""
-    real = sys.stderr
-    root = logging.getLogger("mcphost")
-    if log_format == "json":
-        handler: logging.Handler = logging.StreamHandler(real)
-        handler.setFormatter(JSONFormatter())
-    elif verbose:
-        handler = logging.StreamHandler(real)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    else:
+class LogSetup:
+    """The command's log handler and stderr for the time of one command (``main`` may run
+    several times in one process: nothing is left behind)."""
+
+    def __init__(self, verbose: int, log_format: str) -> None:
+        self.verbose = verbose
+        self.log_format = log_format
+        self.handler: logging.Handler | None = None
+        self.saved_level = logging.NOTSET
+        self.saved_stderr: TextIO = sys.stderr
+
+    def __enter__(self) -> TextIO:
+        real = self.saved_stderr = sys.stderr
+        root = logging.getLogger("mcphost")
+        if self.log_format == "json":
+            handler: logging.Handler = logging.StreamHandler(real)
+            handler.setFormatter(JSONFormatter())
+        elif self.verbose:
+            handler = logging.StreamHandler(real)
+            handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        else:
+            return real
+        level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(self.verbose, 2)]
+        handler.setLevel(level)
+        root.addHandler(handler)
+        self.handler, self.saved_level = handler, root.level
+        if root.level == logging.NOTSET or root.level > level:
+            root.setLevel(level)
+        if self.log_format == "json":
+            stream: Any = JSONLines(real)
+            sys.stderr = stream
+            return stream  # type: ignore[no-any-return]
         return real
-    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
-    handler.setLevel(level)
-    root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > level:
-        root.setLevel(level)
-    if log_format == "json":
-        stream: Any = JSONLines(real)
-        sys.stderr = stream
-        return stream  # type: ignore[no-any-return]
-    return real
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stderr.flush()
+        sys.stderr = self.saved_stderr
+        if self.handler is not None:
+            root = logging.getLogger("mcphost")
+            root.removeHandler(self.handler)
+            root.setLevel(self.saved_level)

@@ -162,3 +162,17 @@ def test_call_tells_the_failed_start_once_with_its_hint(tmp_path: Path) -> None:
         'with "env": {"MCPHOST_TEST_SERVICE_TOKEN": "${MCPHOST_TEST_SERVICE_TOKEN}"} in its entry (docs/config.md, '
         '"The child\'s environment")',
     ]
+
+
+def test_main_leaves_logging_and_stderr_as_it_found_them(tmp_path: Path) -> None:
+    import logging
+
+    from mcphost.cli import main
+
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]})))
+    logger = logging.getLogger("mcphost")
+    before = (list(logger.handlers), logger.level, sys.stderr)
+    for args in (["-v"], ["--log-format", "json"], ["-vv"]):
+        assert main(["check", str(path), *args]) == 0
+    assert (list(logger.handlers), logger.level, sys.stderr) == before
+    assert any(isinstance(h, logging.NullHandler) for h in logger.handlers)
