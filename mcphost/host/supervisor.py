@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..client.session import ClientSession
 from ..errors import (
@@ -291,7 +291,11 @@ class Supervisor:
         began = time.monotonic()
         try:
             await asyncio.wait_for(self._connect(handle), timeout)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError as exc:
+            if isinstance(exc, MCPHostError):
+                # A request of the start (initialize, a list) hit its request timeout: not
+                # the start-up timeout (since 3.11 both are the builtin TimeoutError).
+                await self._start_failed(handle, exc)
             tail = handle.stderr_tail()
             late = ServerStartupError(
                 _with_tail(f"not ready within its start-up timeout of {timeout:g} s", tail),
@@ -309,24 +313,27 @@ class Supervisor:
             await self._fail(handle, exc)
             raise
         except MCPHostError as exc:
-            tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
-            err: ServerStartupError
-            if isinstance(exc, ServerUnavailableError):
-                cause = limit_cause(handle.config.limits, exc.exit_code, tail)
-                text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
-                err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
-                err.transient = True
-            elif isinstance(exc, ServerStartupError):
-                err = exc
-            else:
-                text = f"start-up failed: {exc.message}"
-                err = ServerStartupError(text, server=handle.name, stderr_tail=tail)
-            await self._fail(handle, err)
-            raise err from exc
+            await self._start_failed(handle, exc)
         handle.start_seconds = time.monotonic() - began
         handle.installed = True
         handle.ready_since = self.clock()
         self.set_state(handle, ServerState.READY)
+
+    async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
+        tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
+        err: ServerStartupError
+        if isinstance(exc, ServerUnavailableError):
+            cause = limit_cause(handle.config.limits, exc.exit_code, tail)
+            text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
+            err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
+            err.transient = True
+        elif isinstance(exc, ServerStartupError):
+            err = exc
+        else:
+            err = ServerStartupError(f"start-up failed: {exc.message}", server=handle.name, stderr_tail=tail)
+            err.transient = isinstance(exc, TimeoutError)  # a slow answer may come in time next try
+        await self._fail(handle, err)
+        raise err from exc
 
     def _make_transport(self, config: ServerConfig) -> Transport:
         if self.transport_factory is not None:

@@ -176,3 +176,12 @@ def test_main_leaves_logging_and_stderr_as_it_found_them(tmp_path: Path) -> None
         assert main(["check", str(path), *args]) == 0
     assert (list(logger.handlers), logger.level, sys.stderr) == before
     assert any(isinstance(h, logging.NullHandler) for h in logger.handlers)
+
+
+def test_a_request_timeout_during_the_start_is_not_called_the_start_up_timeout(tmp_path: Path) -> None:
+    path = write_config(tmp_path, fake_config(demo=fake({"tools": [ECHO_TOOL]}, answerLate=2)))
+    done = run_cli("inspect", str(path), "--request-timeout", "1")
+    assert done.returncode == 1
+    (line,) = errors(done.stderr)
+    assert line.startswith("mcphost: error: demo: start-up failed: ") and line.endswith(" timed out after 1 s")
+    assert "start-up timeout" not in done.stderr
