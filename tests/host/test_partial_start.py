@@ -59,3 +59,11 @@ async def test_start_and_restart_server_emit_starting_and_ready() -> None:
         await host.start_server("one")
         assert [e for e in events if e[0] in ("server_starting", "server_ready")] == [
             ("server_starting", "one"), ("server_ready", "one")]
+
+
+async def test_the_configurations_fail_fast_false_serves_the_others_too() -> None:
+    cfg = _config()
+    cfg["failFast"] = False
+    async with MCPHost(cfg, environ={"PATH": "/usr/bin:/bin"}) as host:
+        states = {name: info["state"] for name, info in host.get_tools(include_unavailable=True).items()}
+    assert states == {"good": "ready", "needs": "failed", "after": "failed"}
