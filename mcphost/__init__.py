@@ -15,6 +15,7 @@ first use, so ``import mcphost`` costs a few milliseconds.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -33,6 +34,10 @@ from .errors import (
     ValidationError,
 )
 from .version import __version__
+
+# The library convention: a NullHandler, so that nothing reaches an application's stderr
+# unless the application configures logging (the command line configures its own).
+logging.getLogger("mcphost").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from .host import MCPHost

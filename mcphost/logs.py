@@ -119,6 +119,11 @@ EVENTS: Final[dict[str, str]] = {
     "exception_raised": "an exception left an operation",
     "recovery_attempted": "a failed operation is tried again",
     "fatal_error": "an operation failed for good",
+    "cli_message": "a line of the command line's own (progress of a start, a summary)",
+    "cli_error": "the command line reports a failure (one per problem)",
+    "cli_note": "the command line notes something in the configuration",
+    "cli_hint": "the command line suggests the next step after a failure",
+    "call_progress": "a progress notification of the tool mcphost call is running",
 }
 
 # Lifecycle states -> their events (the supervisor logs every transition with one).

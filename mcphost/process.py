@@ -51,10 +51,12 @@ ENV_ALLOWLIST: Final = (
 ) + (
     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy",
     "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
-    "PYTHONUTF8",
+    "CURL_CA_BUNDLE", "PYTHONUTF8",
 )
-#: Variables passed on by prefix (npm's settings, e.g. a registry or a proxy; XDG folders).
-ENV_PREFIXES: Final = ("npm_config_", "NPM_CONFIG_", "XDG_")
+#: Variables passed on by prefix: the package runners' own settings (npm's registry and
+#: proxy, uv's and pip's index URL, trusted host, certificate: uvx, pipx and npx start most
+#: servers and must reach a private index); XDG folders.
+ENV_PREFIXES: Final = ("npm_config_", "NPM_CONFIG_", "UV_", "PIP_", "PIPX_", "XDG_")
 STDERR_LINES: Final = 50
 #: How long a server gets to exit on its own once its stdin is closed, before SIGTERM (the
 #: official SDK waits 2 s too; a server that ignores EOF should not cost half the timeout).

@@ -13,7 +13,7 @@ import json
 import textwrap
 from typing import Any, Final
 
-from .report import clean
+from .report import clean, excerpt
 
 __all__ = ["Style", "render_inspect"]
 
@@ -103,6 +103,17 @@ def _wrapped(text: str, indent: str, width: int) -> list[str]:
                          max_lines=4, placeholder=" …") or []
 
 
+def _error(name: str, text: str) -> str:
+    """One line: the error without the server's name (it heads the block), with the stderr
+    line that says why."""
+    first, *tail = text.splitlines()
+    first = first.removeprefix(f"{name}: ")
+    if first.endswith("; last stderr lines:"):
+        said = excerpt([line.strip() for line in tail], 1)
+        first = first.removesuffix("; last stderr lines:") + (f" (stderr: {said[0]})" if said else "")
+    return clean(first)[:300]
+
+
 def render_inspect(caps: dict[str, Any], *, width: int = 100, style: Style | None = None,
                    metrics: dict[str, Any] | None = None) -> str:
     """The human-readable report of ``get_tools()`` (and start times from ``metrics``)."""
@@ -110,17 +121,23 @@ def render_inspect(caps: dict[str, Any], *, width: int = 100, style: Style | Non
     lines: list[str] = []
     for name, info in caps.items():
         server_info = info.get("serverInfo") or {}
-        ident = clean(f"{server_info.get('name', '?')} {server_info.get('version', '')}".strip())
         state = str(info.get("state"))
-        head = (f"== {st.bold(clean(name))}  [{st.state(state)}]  protocol "
-                f"{clean(info.get('protocolVersion') or '-')}  ({ident})")
+        head = f"== {st.bold(clean(name))}  [{st.state(state)}]"
+        # A server that never answered (disabled, failed at start) has neither: say nothing.
+        if info.get("protocolVersion"):
+            head += f"  protocol {clean(info['protocolVersion'])}"
+        if server_info:
+            head += "  (" + clean(f"{server_info.get('name', '?')} {server_info.get('version', '')}".strip()) + ")"
         started = (metrics or {}).get(name, {}).get("start_seconds")
         if isinstance(started, (int, float)):
             head += st.dim(f"  started in {started:.2f} s")
         lines.append(head)
         if info.get("error"):
-            lines.append(f"  error: {clean(str(info['error']).splitlines()[0])[:300]}")
+            lines.append(f"  error: {_error(name, str(info['error']))}")
         tools = info.get("tools") or []
+        if state in ("disabled", "failed") and not tools:
+            lines.append("")
+            continue
         lines.append(f"  tools ({len(tools)}):")
         for tool in tools:
             lines.append(clean(f"    {name}.{tool.get('name')}{_params(tool)}"))

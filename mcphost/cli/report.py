@@ -58,33 +58,46 @@ def _first_line(exc: MCPHostError) -> str:
     return first.removesuffix("; last stderr lines:")
 
 
-def error_lines(exc: MCPHostError, verbose: bool = False) -> list[str]:
+# What a remote transport appends to a failure it records: "(POST initialize)".
+_REQUEST_SUFFIX: Final = re.compile(r"\s*\((GET|POST|DELETE|PUT) [^)]*\)\s*$")
+
+
+def _repeats(line: str, message: str) -> bool:
+    """Does a tail line only repeat what the message says (a remote server's tail holds
+    its HTTP failures, which the message already quotes)?"""
+    core = _REQUEST_SUFFIX.sub("", line.strip())
+    return bool(core) and core in message
+
+
+def error_lines(exc: MCPHostError, verbose: bool = False, remote: frozenset[str] = frozenset()) -> list[str]:
     """The lines printed for ``exc``: one per failed server, each with what its stderr
-    says (the whole tail, up to 20 lines, with ``verbose``)."""
+    says (the whole tail, up to 20 lines, with ``verbose``). For the servers in
+    ``remote`` the tail is what their transport recorded, not a stderr: labelled so."""
     if isinstance(exc, ServerStartupError) and exc.failures:
         out: list[str] = []
         for err in exc.failures.values():
-            out.extend(error_lines(err, verbose))
+            out.extend(error_lines(err, verbose, remote))
         return out
     first = _first_line(exc)
     if exc.server and not first.startswith(f"{exc.server}:"):
         first = f"{exc.server}: {first}"
     head = f"mcphost: error: {clean(first)}"
-    # A line the message already says (a remote server's tail holds its HTTP failures).
-    tail = [line for line in getattr(exc, "stderr_tail", None) or [] if line.strip() not in first]
+    tail = [line for line in getattr(exc, "stderr_tail", None) or [] if not _repeats(line, first)]
     if not tail:
         return [head]
     if verbose:
         return [head, *(f"    {clean(line)[:300]}" for line in tail[-20:])]
     said = excerpt(tail)
+    label = "transport" if exc.server in remote else "stderr"
     if len(said) == 1:
-        return [f"{head} (stderr: {said[0]})"]
+        return [f"{head} ({label}: {said[0]})"]
     return [head, *(f"    {line}" for line in said)]
 
 
-def print_error(exc: MCPHostError, verbose: bool = False, out: TextIO | None = None) -> None:
+def print_error(exc: MCPHostError, verbose: bool = False, out: TextIO | None = None,
+                remote: frozenset[str] = frozenset()) -> None:
     out = out or sys.stderr
-    for line in error_lines(exc, verbose):
+    for line in error_lines(exc, verbose, remote):
         print(line, file=out)
 
 

@@ -3,8 +3,10 @@
 First Ctrl-C (or SIGTERM): the command stops and every server is shut down through its
 ladder; what is being stopped is printed, and while it takes time, what is still waited
 on. Second Ctrl-C: every server's process group is killed at once (SIGKILL). The last line
-says what happened ("2 servers stopped, 1 killed"). No process of a server's tree (npx and
-its npm children included) is left either way.
+says what happened to the servers named at the first signal ("2 server(s) stopped, 1
+killed"). Ctrl-C is an interruption (exit status 130); SIGTERM is a termination, said so,
+with exit status 143 (128 + 15, as a shell reports it). No process of a server's tree (npx
+and its npm children included) is left either way.
 """
 
 from __future__ import annotations
@@ -33,27 +35,38 @@ class Interrupts:
         self.presses = 0
         self.first_press = 0.0
         self.killed: list[str] = []
+        #: The signal that stopped the command (SIGINT or SIGTERM), and what was running then.
+        self.signal: signal.Signals | None = None
+        self.stopping: list[str] = []
 
     def install(self, task: asyncio.Task[Any]) -> None:
         self.task = task
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGINT, self.on_signal)
-            loop.add_signal_handler(signal.SIGTERM, self.on_signal)
+            loop.add_signal_handler(signal.SIGINT, self.on_signal, signal.SIGINT)
+            loop.add_signal_handler(signal.SIGTERM, self.on_signal, signal.SIGTERM)
 
-    def on_signal(self) -> None:
+    @property
+    def what(self) -> str:
+        return "terminated (SIGTERM)" if self.signal is signal.SIGTERM else "interrupted"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.signal or signal.SIGINT)
+
+    def on_signal(self, sig: signal.Signals = signal.SIGINT) -> None:
         self.presses += 1
         host = self.host
         running = _running(host)
         if self.presses == 1:
+            self.signal = sig
             self.first_press = time.monotonic()
+            self.stopping = running
             if running:
-                self._say(
-                    f"interrupted: stopping {len(running)} server(s): {', '.join(running)} "
-                    "(Ctrl-C again to kill them now)"
-                )
+                again = " (Ctrl-C again to kill them now)" if sig is signal.SIGINT else ""
+                self._say(f"{self.what}: stopping {len(running)} server(s): {', '.join(running)}{again}")
             else:
-                self._say("interrupted")
+                self._say(self.what)
             if self.task is not None:
                 self.task.cancel()
         elif host is not None:
@@ -66,11 +79,11 @@ class Interrupts:
         print(f"mcphost: {text}", file=self.out, flush=True)
 
     def summary(self) -> str:
+        """What became of the servers named when the signal came (the same count)."""
         host = self.host
-        if host is None:
-            return "interrupted"
-        names = [n for n, h in host.servers.items() if h.state.value in ("stopped", "failed", "unavailable")
-                 and h.pid() is not None]
+        if host is None or not self.stopping:
+            return self.what
+        names = [n for n in self.stopping if n in host.servers]
         # Killed: by a second Ctrl-C, or by the ladder's SIGKILL (it ignored SIGTERM).
         killed = [n for n in names if n in self.killed or getattr(
             host.servers[n].last_gone, "exit_code", None) == -signal.SIGKILL]
@@ -78,7 +91,7 @@ class Interrupts:
         parts = [f"{stopped} server(s) stopped"]
         if killed:
             parts.append(f"{len(killed)} killed")
-        return "interrupted; " + ", ".join(parts)
+        return f"{self.what}; " + ", ".join(parts)
 
 
 def _running(host: Any) -> list[str]:
@@ -106,8 +119,10 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
             text = f"stopping {', '.join(waiting)}: killed in {left:.0f} s unless they exit (Ctrl-C: now)"
         else:
             installing = [n for n in waiting if not host.servers[n].installed and is_package_runner(host.servers[n].config)]
-            note = f"; {', '.join(installing)} may be downloading its package" if installing else ""
+            whose = "its package" if len(installing) == 1 else "their packages"
+            note = f"; {', '.join(installing)} may be downloading {whose}" if installing else ""
             text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s{note})"
+        text = "mcphost: " + text
         if tty:
             out.write("\r\x1b[K" + text)
             out.flush()
@@ -117,11 +132,14 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
             out.flush()
 
 
-async def started_host(interrupts: Interrupts, config: str, **options: Any) -> Any:
+async def started_host(interrupts: Interrupts, config: str, on_host: Callable[[Any], None] | None = None,
+                       **options: Any) -> Any:
     """A host with its servers started, showing progress on stderr meanwhile."""
     from ..host import MCPHost
 
     host = MCPHost(config, handle_signals=False, **options)
+    if on_host is not None:
+        on_host(host)
     interrupts.host = host
     err = sys.stderr
 
@@ -165,7 +183,7 @@ async def stop_host(host: Any, interrupts: Interrupts) -> None:
 
 
 def run(command: Callable[[Interrupts], Awaitable[int]]) -> int:
-    """Run one command in its own event loop; 130 after an interruption."""
+    """Run one command in its own event loop; 130 after Ctrl-C, 143 after SIGTERM."""
     interrupts = Interrupts(sys.stderr)
 
     async def main() -> int:
@@ -176,7 +194,7 @@ def run(command: Callable[[Interrupts], Awaitable[int]]) -> int:
             return await command(interrupts)
         except asyncio.CancelledError:
             if interrupts.presses:
-                return 130
+                return interrupts.exit_code
             raise
 
     code = asyncio.run(main())

@@ -119,6 +119,9 @@ class EntryLoader(Expander):
                 expanded = self.expand(fp("env", key), value, name)
                 if "\0" in expanded:
                     self.error(fp("env", key), "contains a NUL character", server=name)
+                if "\r" in expanded or "\n" in expanded:
+                    # Legal (a PEM key), but most often a pasted value's line break: said, not refused.
+                    self.note(fp("env", key), "contains a line break (CR or LF); is it meant to?")
                 env[key] = expanded
             if "cwd" in raw:
                 cwd = self.local_path(fp("cwd"), raw["cwd"], name)

@@ -84,6 +84,10 @@ class Expander:
         self.lenient = False
         # Collects ${input:id} references instead of resolving them (required_inputs).
         self.collected_inputs: list[str] | None = None
+        #: When a dict (``defer_unset``): a server whose ``${VAR}`` is unset is recorded
+        #: here with its error instead of failing the whole document; the rest of that
+        #: entry is then read leniently (references kept literally).
+        self.deferred: dict[str, ConfigurationError] | None = None
 
     # -- reporting --------------------------------------------------------------------
 
@@ -108,12 +112,16 @@ class Expander:
         return prefix, line
 
     def error(self, fpath: JSONPath, message: str, *, server: str | None = None) -> NoReturn:
+        raise self.problem(fpath, message, server=server)
+
+    def problem(self, fpath: JSONPath, message: str, *, server: str | None = None) -> ConfigurationError:
+        """The error ``file:line: field: message`` (not raised)."""
         fpath = self.written(fpath)
         prefix, line = self.where(fpath)
         fname = format_path(fpath)
         parts = [p for p in (prefix, fname) if p]
         parts.append(message)
-        raise ConfigurationError(
+        return ConfigurationError(
             ": ".join(parts), server=server, path=self.path, line=line, field=fname or None
         )
 
@@ -199,11 +207,13 @@ class Expander:
             return current if current else default
         if current is None:
             hint = f"${{{'env:' if explicit_env else ''}{name}:-default}}"
-            return self.unavailable(
-                fpath,
-                f"environment variable {name} is not set (use {hint} for a default)",
-                server,
-            )
+            message = f"environment variable {name} is not set (use {hint} for a default)"
+            if self.deferred is not None and server and not self.lenient and self.collected_inputs is None:
+                # require_all=False: this server fails, the others are still served.
+                self.deferred.setdefault(server, self.problem(fpath, message, server=server))
+                self.lenient = True
+                return None
+            return self.unavailable(fpath, message, server)
         return current
 
     def unavailable(self, fpath: JSONPath, message: str, server: str) -> str | None:

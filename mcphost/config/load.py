@@ -75,15 +75,17 @@ class _Loader(EntryLoader):
         servers: dict[str, ServerConfig] = {}
         for name, (top, raw) in entries.items():
             servers[name] = self.load_server(top, name, raw)
-        self.check_dependencies(servers, entries)
-        duplicates = _duplicates(servers)
+        unresolved = dict(self.deferred or {})
+        self.check_dependencies(servers, entries, set(unresolved))
+        duplicates = _duplicates({n: c for n, c in servers.items() if n not in unresolved})
         for group in duplicates:
             for name in group[1:]:
                 self.note((entries[name][0], name), f"the same server as {group[0]!r} (identical command, "
                           "arguments, environment and URL): one server configured twice?")
-        for name, _top in left_out:
+        for name, _top in [*left_out, *((n, "") for n in unresolved)]:
             # Not selected: neither expanded nor validated (an unset variable or a broken
             # entry there is no error for the servers that were chosen); listed, disabled.
+            # An unresolved server is the same until start_server() reads it again.
             servers[name] = ServerConfig(name=name, type="stdio", enabled=False)
         return HostConfig(
             servers=FrozenMap(servers.items()),
@@ -91,7 +93,8 @@ class _Loader(EntryLoader):
             inputs=tuple(self.declared_inputs.values()),
             notes=tuple(self.notes),
             secrets=frozenset(self.secrets),
-            left_out=frozenset(name for name, _top in left_out),
+            left_out=frozenset([*(name for name, _top in left_out), *unresolved]),
+            unresolved=unresolved,
             cache=_cache(data.get("cache")),
             log_level=data["logLevel"].upper() if "logLevel" in data else None,
             fail_fast=data.get("failFast"),
@@ -119,7 +122,8 @@ class _Loader(EntryLoader):
             )
 
     def check_dependencies(
-        self, servers: Mapping[str, ServerConfig], entries: Mapping[str, tuple[str, Any]]
+        self, servers: Mapping[str, ServerConfig], entries: Mapping[str, tuple[str, Any]],
+        unresolved: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         for name, server in servers.items():
             top = entries[name][0]
@@ -128,7 +132,7 @@ class _Loader(EntryLoader):
                 if dep not in servers:
                     hint = suggest(dep, list(servers))
                     self.error(fpath, f'unknown server "{dep}"{hint}', server=name)
-                if server.enabled and not servers[dep].enabled:
+                if server.enabled and not servers[dep].enabled and dep not in unresolved:
                     self.error(fpath, f'depends on "{dep}", which is disabled', server=name)
         # Cycle detection: iterative depth-first search, reporting the cycle's path.
         state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
@@ -169,6 +173,7 @@ def parse_config(
     inputs: Mapping[str, str] | None = None,
     read_text: Callable[[str], str] | None = None,
     only: Sequence[str] | None = None,
+    defer_unset: bool = False,
 ) -> HostConfig:
     """Parse, expand and validate the text of an ``mcp.json`` file.
 
@@ -188,6 +193,9 @@ def parse_config(
             uses ``envFile``.
         only: expand and validate only these servers and what they depend on; the others
             are listed, disabled, and nothing in them can be an error.
+        defer_unset: a server with an unset ``${VAR}`` is not an error of the document:
+            it is listed disabled, with its error in ``HostConfig.unresolved`` (the host's
+            ``require_all=False`` reports it failed and serves the others).
 
     Returns:
         The validated configuration.
@@ -199,6 +207,7 @@ def parse_config(
     doc = loads(text, path=path)
     loader = _Loader(doc, path=path, environ=environ, workspace_folder=workspace_folder, user_home=user_home,
                      inputs=inputs, read_text=read_text)
+    loader.deferred = {} if defer_unset else None
     return loader.load(doc.value, only)
 
 
@@ -212,6 +221,7 @@ def config_from_data(
     inputs: Mapping[str, str] | None = None,
     read_text: Callable[[str], str] | None = None,
     only: Sequence[str] | None = None,
+    defer_unset: bool = False,
 ) -> HostConfig:
     """Validate a configuration given as Python data (for example built in code).
 
@@ -226,6 +236,7 @@ def config_from_data(
         user_home: see :func:`parse_config`.
         inputs: see :func:`parse_config`.
         read_text: see :func:`parse_config`.
+        defer_unset: see :func:`parse_config`.
 
     Returns:
         The validated configuration.
@@ -235,6 +246,7 @@ def config_from_data(
     """
     loader = _Loader(None, path=path, environ=environ, workspace_folder=workspace_folder, user_home=user_home,
                      inputs=inputs, read_text=read_text)
+    loader.deferred = {} if defer_unset else None
     return loader.load(_data_as_json(data, path), only)
 
 

@@ -289,6 +289,9 @@ class HostConfig:
     secrets: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     #: Servers not selected (``only=``): listed disabled, neither expanded nor validated.
     left_out: frozenset[str] = field(default=frozenset(), compare=False)
+    #: Servers whose ``${VAR}`` is unset, with their error (``defer_unset`` only): listed
+    #: disabled (and in ``left_out``) so the others can be served.
+    unresolved: Mapping[str, ConfigurationError] = field(default_factory=dict, compare=False)
     cache: CacheSettings = field(default_factory=CacheSettings)
     #: The level of the ``mcphost`` loggers (``"INFO"``...), or ``None`` to leave it.
     log_level: str | None = None
@@ -318,7 +321,8 @@ class HostConfig:
             The layers, first to start first.
         """
         enabled = [name for name, server in self.servers.items() if server.enabled]
-        done: set[str] = set()
+        # An unresolved server counts as placed: its dependents are then found blocked.
+        done: set[str] = set(self.unresolved)
         layers: list[list[str]] = []
         remaining = enabled
         while remaining:

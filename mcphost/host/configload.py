@@ -28,9 +28,12 @@ async def load_config(
     environ: Mapping[str, str],
     inputs: Mapping[str, str] | Callable[[Any], Any] | None,
     only: tuple[str, ...] | None = None,
+    defer_unset: bool = False,
 ) -> Any:
     """The parsed ``HostConfig`` of ``source`` (a path or the mapping of its content). With
-    ``only``, just those servers and their dependencies are expanded and validated."""
+    ``only``, just those servers and their dependencies are expanded and validated. With
+    ``defer_unset`` (``require_all=False``), a server whose ``${VAR}`` is unset is left in
+    ``HostConfig.unresolved`` with its error instead of failing the whole file."""
     from .. import config as config_mod
 
     home = environ.get("HOME") or os.path.expanduser("~")
@@ -38,7 +41,7 @@ async def load_config(
         values = await _resolve_inputs(config_mod.required_inputs(source, only=only), inputs)
         return _loaded(config_mod.config_from_data(
             source, environ=environ, user_home=home, workspace_folder=os.getcwd(),
-            inputs=values, read_text=_read_text, only=only,
+            inputs=values, read_text=_read_text, only=only, defer_unset=defer_unset,
         ))
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"the configuration must be a path or a mapping, not {type(source).__name__}")
@@ -51,12 +54,12 @@ async def load_config(
         values = await _resolve_inputs(config_mod.required_inputs(data, path=path, only=only), inputs)
         return _loaded(config_mod.config_from_data(
             data, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
-            read_text=_read_text, only=only,
+            read_text=_read_text, only=only, defer_unset=defer_unset,
         ))
     values = await _resolve_inputs(config_mod.required_inputs(text, path=path, only=only), inputs)
     return _loaded(config_mod.parse_config(
         text, path=os.path.abspath(path), environ=environ, user_home=home, inputs=values,
-        read_text=_read_text, only=only,
+        read_text=_read_text, only=only, defer_unset=defer_unset,
     ))
 
 

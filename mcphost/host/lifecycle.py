@@ -125,7 +125,11 @@ class HostLifecycle:
             self.source = config
         supervisor = self.supervisor
         try:
-            loaded = await load_config(self._path(), environ=self.environ, inputs=self.inputs, only=self.only)
+            loaded = await load_config(self._path(), environ=self.environ, inputs=self.inputs, only=self.only,
+                                       defer_unset=True)
+            strict = fail_fast(loaded, require_all, self.require_all)
+            if strict and loaded.unresolved:
+                raise next(iter(loaded.unresolved.values()))  # all or nothing: an error of the file
             self.config = select(loaded, self.only)
             observe.apply_settings(supervisor, self.config, self.log_level)
             supervisor.redactor.add_config(loaded)
@@ -134,7 +138,7 @@ class HostLifecycle:
                 if name in supervisor.local:
                     raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
                 self.servers[name] = self.new_handle(cfg)
-            strict = fail_fast(self.config, require_all, self.require_all)
+            supervisor.not_started(loaded.unresolved)  # require_all=False: an unset ${VAR}
             local = [name for name in supervisor.local if name in self.servers]
             results = await supervisor.start_all([*self.config.start_order(), local], strict)
         except BaseException:

@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..client.session import ClientSession
 from ..errors import (
@@ -180,20 +180,17 @@ class Supervisor:
                     self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
                 else:
                     handles.append(handle)
-            for handle in handles:
-                self.handlers.emit({"type": "server_starting", "server": handle.name})
+            # start() emits server_starting, then server_ready or server_failed.
             outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
             for handle, outcome in zip(handles, outcomes):
                 if isinstance(outcome, asyncio.CancelledError):
                     # Its start was cancelled by a stop (this task was not: gather returned).
                     outcome = ServerStartupError("start was cancelled (the server was stopped)", server=handle.name)
+                    self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
                 if isinstance(outcome, MCPHostError):
                     failures[handle.name] = outcome
-                    self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(outcome)})
                 elif isinstance(outcome, BaseException):
                     raise outcome
-                else:
-                    self.handlers.emit({"type": "server_ready", "server": handle.name})
             if failures and require_all:
                 break
         if failures and require_all:
@@ -218,6 +215,16 @@ class Supervisor:
             for name in layer
         }
 
+    def not_started(self, errors: Mapping[str, MCPHostError]) -> None:
+        """Servers the configuration could not make (an unset ``${VAR}`` with
+        ``require_all=False``): FAILED with their error from the start, never tried."""
+        for name, err in errors.items():
+            handle = self.servers[name]
+            handle.error = self.redactor.error(err)
+            handle.set_state(ServerState.FAILED)  # its first state: no transition to check
+            logger.warning("%s", err, extra={"event": "server_failed", "server": name})
+            self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
+
     async def start(self, handle: ServerHandle, *, retry: bool = True) -> None:
         """Spawn/connect, handshake and discover within the server's start-up ``timeout``;
         a failed try is tried again per the server's retry policy (``retry=False``: once).
@@ -235,9 +242,20 @@ class Supervisor:
             if task is not None:
                 self._starting[handle.name] = task
             try:
-                await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+                await self._announced(handle, retry)
             finally:
                 self._starting.pop(handle.name, None)
+
+    async def _announced(self, handle: ServerHandle, retry: bool) -> None:
+        """One start, told as events (server_starting, then server_ready or server_failed)
+        whoever asked for it: initialize(), start_server(), restart_server(), a restart policy."""
+        self.handlers.emit({"type": "server_starting", "server": handle.name})
+        try:
+            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+        except MCPHostError as exc:
+            self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(exc)})
+            raise
+        self.handlers.emit({"type": "server_ready", "server": handle.name})
 
     async def _start_retrying(self, handle: ServerHandle, policy: RetryPolicy) -> None:
         failed: list[ServerStartupError] = []
@@ -273,7 +291,11 @@ class Supervisor:
         began = time.monotonic()
         try:
             await asyncio.wait_for(self._connect(handle), timeout)
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError as exc:
+            if isinstance(exc, MCPHostError):
+                # A request of the start (initialize, a list) hit its request timeout: not
+                # the start-up timeout (since 3.11 both are the builtin TimeoutError).
+                await self._start_failed(handle, exc)
             tail = handle.stderr_tail()
             late = ServerStartupError(
                 _with_tail(f"not ready within its start-up timeout of {timeout:g} s", tail),
@@ -291,24 +313,27 @@ class Supervisor:
             await self._fail(handle, exc)
             raise
         except MCPHostError as exc:
-            tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
-            err: ServerStartupError
-            if isinstance(exc, ServerUnavailableError):
-                cause = limit_cause(handle.config.limits, exc.exit_code, tail)
-                text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
-                err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
-                err.transient = True
-            elif isinstance(exc, ServerStartupError):
-                err = exc
-            else:
-                text = f"start-up failed: {exc.message}"
-                err = ServerStartupError(text, server=handle.name, stderr_tail=tail)
-            await self._fail(handle, err)
-            raise err from exc
+            await self._start_failed(handle, exc)
         handle.start_seconds = time.monotonic() - began
         handle.installed = True
         handle.ready_since = self.clock()
         self.set_state(handle, ServerState.READY)
+
+    async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
+        tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
+        err: ServerStartupError
+        if isinstance(exc, ServerUnavailableError):
+            cause = limit_cause(handle.config.limits, exc.exit_code, tail)
+            text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
+            err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
+            err.transient = True
+        elif isinstance(exc, ServerStartupError):
+            err = exc
+        else:
+            err = ServerStartupError(f"start-up failed: {exc.message}", server=handle.name, stderr_tail=tail)
+            err.transient = isinstance(exc, TimeoutError)  # a slow answer may come in time next try
+        await self._fail(handle, err)
+        raise err from exc
 
     def _make_transport(self, config: ServerConfig) -> Transport:
         if self.transport_factory is not None:
@@ -479,7 +504,7 @@ class Supervisor:
         async with self._lock(handle.name):
             await self._stop(handle)
             handle.restarts += 1
-            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+            await self._announced(handle, retry)
 
     async def shutdown_once(self) -> None:
         """Stop every server, once, in a task of its own: a cancelled caller cannot cut the

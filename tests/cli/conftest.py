@@ -1,0 +1,20 @@
+"""Every command-line test leaves the process table as it found it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from cli_support import fake_servers
+
+
+@pytest.fixture(autouse=True)
+def process_table_clean() -> Iterator[None]:
+    """No fake server of the CLI's is left (they are not our children: only the table tells)."""
+    before = fake_servers()
+    yield
+    deadline = time.monotonic() + 10
+    while (left := fake_servers() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)  # bounded: a server killed at the CLI's exit may take a moment to be reaped
+    assert not left, f"fake servers left running: {sorted(left)}"
