@@ -84,7 +84,7 @@ def _http(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
     redact: Callable[[str], str] | None,
 ) -> Transport:
-    from .probe import HttpTransport
+    from .http_auto import HttpTransport
 
     return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
