@@ -312,19 +312,19 @@ class Supervisor:
         self.set_state(handle, ServerState.READY)
 
     def _make_transport(self, config: ServerConfig) -> Transport:
-        if self.transport_factory is not None:
+        # The application's own tools are always served in process, whatever the factory.
+        if self.transport_factory is not None and config.name not in self.local:
             return self.transport_factory(config)
         from ..transports.factory import make_transport
 
         return make_transport(
             config, environ=self.environ, max_message_size=self.max_message_size,
             inherit_env=self.inherit_env, redact=self.redactor.text,
+            in_process={name: local.serve for name, local in self.local.items()},
         )
 
     async def _connect(self, handle: ServerHandle) -> None:
-        config = handle.config
-        local = self.local.get(handle.name)
-        transport = local.connect() if local is not None else self._make_transport(config)
+        transport = self._make_transport(handle.config)
         trace = transport.trace
         if trace is not None:
             trace.bodies = self.trace_bodies
