@@ -282,6 +282,11 @@ class StreamableHttpTransport(RemoteTransport):
         self.gate: list[_Post] | None = None
         self._gate_timer: asyncio.TimerHandle | None = None
 
+    @property
+    def session_id(self) -> str | None:
+        """The server's ``Mcp-Session-Id`` of the current session (``None``: none)."""
+        return self.session.id
+
     # -- sending ----------------------------------------------------------------------------
 
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
