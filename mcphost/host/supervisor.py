@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..client.renewal import RenewalPolicy
 from ..client.session import ClientSession
 from ..errors import (
     ConfigurationError,
@@ -118,6 +119,8 @@ class Supervisor:
         self.trace_bodies = False
         #: Servers of the application's own tools (register_tools), by name.
         self.local: dict[str, LocalServer] = {}
+        #: How a session an HTTP server dropped is renewed (delays and bounds).
+        self.renewal = RenewalPolicy()
         #: Logger levels the configuration changed, as they were (given back at shutdown).
         self.saved_levels: dict[str, int] = {}
 
@@ -355,6 +358,7 @@ class Supervisor:
             on_timeout=lambda method: self._on_timeout(handle, session, method),
         )
         session.forward_progress = bool(handlers.progress)
+        session.renewal_policy = self.renewal
         session.on_renewed = lambda summary: self._on_renewed(handle, session, summary)
         handle.session = session
         handle.timeouts = 0

@@ -389,6 +389,9 @@ class StreamableHttpTransport(RemoteTransport):
         if post is not None:
             post.finish()
 
+    def statistics(self) -> dict[str, Any]:
+        return {**super().statistics(), "sessions_lost": self.session.losses}
+
     def refused_first(self, post: _Post, response: Response) -> bool:
         """The first message sent got 400, 404 or 405: true if a subclass takes it from here
         (the spec's probe for a legacy server, :mod:`.http_auto`)."""

@@ -170,3 +170,22 @@ async def test_calls_given_up_while_held_are_not_sent_on_the_new_session() -> No
             await asyncio.gather(*tasks)
         finally:
             await session.aclose(1)
+
+
+async def test_a_host_gives_up_renewing_and_marks_the_server_unavailable_with_the_reason() -> None:
+    async with RemoteServer() as server:
+        events: list[dict[str, Any]] = []
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        host._supervisor.renewal = RenewalPolicy(max_in_row=2, backoff=Backoff(initial=0.01, jitter=0.0),
+                                                 min_interval=0.0)
+        host.on_event(events.append)
+        async with host:
+            server.drop_sessions = True
+            server.restart()
+            with pytest.raises(ServerUnavailableError, match="renewed 2 time"):
+                await host.call_tool("r.echo", {})
+            assert methods(server).count("initialize") == 1 + 2
+            assert host.servers["r"].state is ServerState.UNAVAILABLE
+            [exited] = [e for e in events if e["type"] == "server_exited"]
+            assert "session expired (HTTP 404)" in exited["data"]
+            assert host.get_metrics()["r"]["transport"]["sessions_lost"] == 3
