@@ -39,13 +39,13 @@ from ..logs import STATE_EVENTS
 from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
-from . import requests
 from .handle import ServerHandle
 from .handlers import Handlers
 from .local import LocalServer
 from .readcache import ReadCache
 from .recovery import Recovery
 from .registry import Registry
+from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
 
 if TYPE_CHECKING:
@@ -359,7 +359,8 @@ class Supervisor:
         )
         session.forward_progress = bool(handlers.progress)
         session.renewal_policy = self.renewal
-        session.on_renewed = lambda summary: self._on_renewed(handle, session, summary)
+        session.on_renewed = lambda summary: session_renewed(
+            handle, session, summary, registry=self.registry, handlers=handlers)
         handle.session = session
         handle.timeouts = 0
         self.redactor.install()  # the server's own logger exists now
@@ -388,23 +389,6 @@ class Supervisor:
             if tracked.server == handle.name:
                 tracked.wake()
         self.recovery.failed(handle)
-
-    def _on_renewed(self, handle: ServerHandle, session: ClientSession, summary: dict[str, Any]) -> None:
-        """The transport lost the server's session and the client session renewed it: the
-        lists are refreshed, the log level and subscriptions told again, then the
-        application hears ``session_renewed``."""
-        if handle.session is not session or handle.state is not ServerState.READY:
-            return
-        handle.renewals += 1
-        self.registry.renewed(handle)
-        if handle.reapplying is not None:
-            handle.reapplying.cancel()  # the session it was for is gone already
-        handle.reapplying = asyncio.get_running_loop().create_task(
-            self._reapply(handle, session, summary), name=f"mcphost-reapply-{handle.name}")
-
-    async def _reapply(self, handle: ServerHandle, session: ClientSession, summary: dict[str, Any]) -> None:
-        done = await requests.reapply(handle, session)
-        self.handlers.emit({"type": "session_renewed", "server": handle.name, "data": {**summary, **done}})
 
     def _on_timeout(self, handle: ServerHandle, session: ClientSession, method: str) -> None:
         """FR6.3: a server whose requests time out is marked unavailable. It is stopped
@@ -479,10 +463,7 @@ class Supervisor:
         """Close the session (or the bare transport) of the current start; what is still
         pending fails with ``reason``."""
         await self.registry.stop(handle)
-        reapplying, handle.reapplying = handle.reapplying, None
-        if reapplying is not None and not reapplying.done():
-            reapplying.cancel()
-            await asyncio.wait({reapplying})
+        await stop_reapplying(handle)
         if not handle.live:
             return
         # The transport stays on the handle after it is closed (its pid, its statistics).
