@@ -7,6 +7,6 @@ Streamable HTTP, ``http_auto`` adds the spec's probe of a legacy server, ``sse``
 legacy HTTP+SSE transport.
 """
 
-from .base import Gone, Receiver, Transport
+from .base import BaseTransport, Gone, Receiver, SessionLost, Transport
 
-__all__ = ["Gone", "Receiver", "Transport"]
+__all__ = ["BaseTransport", "Gone", "Receiver", "SessionLost", "Transport"]
