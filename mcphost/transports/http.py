@@ -9,13 +9,9 @@ message's method:
 - every message is a POST to the URL with ``Accept: application/json, text/event-stream``;
   a notification or a response is answered ``202 Accepted``; a request is answered with one
   JSON message (or a batch) or with an SSE stream of messages that ends after the response;
-- the ``Mcp-Session-Id`` of the answer to a message sent without one is the session's, sent
-  on every later request; a 404 to a message carrying it means the session ended: the
-  message and every later one are held and the session's listener is told
-  (:meth:`watch_session`); the client session starts the new one with its handshake
-  (:meth:`session_opening`) and lets the held messages go (:meth:`release_held`). A message
-  sent on a session renewed since is sent again on the new one. With no listener the
-  server is gone ("session expired (HTTP 404)");
+- the session (``Mcp-Session-Id``) and what happens when the server loses it: see
+  :mod:`.http_session`; the client session starts the new one (:meth:`session_opening`,
+  then :meth:`release_held`);
 - ``negotiated(version)`` (told by the session after the handshake) adds
   ``MCP-Protocol-Version`` to every later request and opens the standalone GET stream for
   the server's own requests and notifications at once, on the connection the handshake

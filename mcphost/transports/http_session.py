@@ -15,7 +15,8 @@ session here only keeps the state of the binding:
 - when the session is lost: the id is dropped, the message refused and every message sent
   afterwards are *held* (in order), the listener is told once
   (:class:`~.base.SessionLost`); messages sent inside ``session_opening`` (the client's
-  handshake) go out at once; ``release_held`` sends the held ones on the new session.
+  handshake) go out at once; ``release_held`` sends the held ones on the new session (a
+  message that got 404 because it was sent on a session lost since is sent again too).
   With no listener, a lost session means the server is gone, as before there was one;
 - its end: "Clients that no longer need a particular session ... SHOULD send an HTTP
   DELETE to the MCP endpoint with the Mcp-Session-Id header" (:class:`SessionDelete`).
