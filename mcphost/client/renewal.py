@@ -58,8 +58,9 @@ class RenewalPolicy:
             before it was lost before it answered a request and within ``stable_after``.
         backoff: the wait before the 2nd, 3rd... renewal in a row (the 1st goes at once).
         min_interval: seconds between the starts of two renewals at least.
-        stable_after: a session that lived this long ends the row even if unused.
-        timeout: seconds the new session's ``initialize`` may take.
+        stable_after: a session that lived this long (seconds, more than 0) ends the row
+            even if it answered no request.
+        timeout: seconds the new session's ``initialize`` may take (0: no limit).
     """
 
     max_in_row: int = 5
@@ -75,6 +76,8 @@ class RenewalPolicy:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise UsageError(f"renewal {name} must be a number of seconds of 0 or more, not {value!r}")
+        if not self.stable_after > 0:
+            raise UsageError("renewal stable_after must be more than 0 seconds (0 would never end a row)")
         if not isinstance(self.backoff, Backoff):
             raise UsageError(f"renewal backoff must be a Backoff, not {type(self.backoff).__name__}")
 

@@ -117,7 +117,7 @@ async def test_renewals_in_a_row_wait_longer_each_time() -> None:
 
 
 @pytest.mark.parametrize("bad", [{"max_in_row": -1}, {"timeout": "x"}, {"min_interval": float("nan")},
-                                 {"backoff": 3}])
+                                 {"backoff": 3}, {"stable_after": 0}, {"max_in_row": True}])
 def test_a_bad_renewal_policy_is_the_callers_error(bad: dict[str, Any]) -> None:
     with pytest.raises(UsageError, match="renewal"):
         RenewalPolicy(**bad)
