@@ -107,8 +107,12 @@ class RemoteServer:
 
     def __init__(self, *, mode: str = "json", sessions: bool = True, get_stream: bool = True,
                  delete_status: int = 200, version: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, resources: bool = False) -> None:
         self.ssl_context = ssl_context
+        self.resources = resources  # declare resources (with subscribe) and serve them
+        self.tools = list(TOOLS)
+        #: Every session is forgotten as soon as it is made (each message after initialize: 404).
+        self.drop_sessions = False
         self.mode = mode  # "json" or "sse": how requests are answered
         self.sessions_enabled = sessions
         self.get_stream = get_stream
@@ -259,7 +263,8 @@ class RemoteServer:
         extra: list[tuple[str, str]] = []
         if is_init and self.sessions_enabled:
             sid = f"session-{next(self._ids)}"
-            self.sessions.add(sid)
+            if not self.drop_sessions:
+                self.sessions.add(sid)
             extra.append(("Mcp-Session-Id", sid))
         if msg["method"] == "tools/call" and self.fault is not None:
             return await self._faulty(msg, writer)
@@ -291,10 +296,19 @@ class RemoteServer:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = self.version or (asked if asked in VERSIONS else VERSIONS[0])
-            result: Any = {"protocolVersion": version, "capabilities": {"tools": {}, "logging": {}},
+            caps: dict[str, Any] = {"tools": {}, "logging": {}}
+            if self.resources:
+                caps["resources"] = {"subscribe": True}
+            result: Any = {"protocolVersion": version, "capabilities": caps,
                            "serverInfo": {"name": "remote", "version": "1"}}
         elif method == "tools/list":
-            result = {"tools": TOOLS}
+            result = {"tools": self.tools}
+        elif method == "resources/list" and self.resources:
+            result = {"resources": [{"uri": "mem://a", "name": "a"}]}
+        elif method == "resources/templates/list" and self.resources:
+            result = {"resourceTemplates": []}
+        elif method in ("resources/subscribe", "resources/unsubscribe", "logging/setLevel"):
+            result = {}
         elif method == "tools/call":
             result = await self._tool(params, send, sid)
         elif method == "ping":

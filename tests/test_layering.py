@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mcphost"
@@ -111,21 +112,64 @@ def test_rooms_keep_to_themselves() -> None:
     assert problems == []
 
 
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a file's code (docstrings left out: they may explain)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
 def test_rpc_knows_no_mcp_method() -> None:
     # The peer is role-neutral JSON-RPC: no MCP method name appears in its code.
     words = ("initialize", "notifications/", "tools/", "ping", "progressToken", "_meta")
     for path in (PACKAGE / "rpc").rglob("*.py"):
+        for line, value in _code_strings(path):
+            assert not any(w in value for w in words), f"{path.name}:{line} {value!r}"
+
+
+def test_transports_know_no_mcp_method() -> None:
+    # A transport moves messages: it never decides anything by a message's MCP method or
+    # result (the handshake and its renewal are the client session's). The HTTP binding's
+    # own words (Mcp-Session-Id, MCP-Protocol-Version) are the transport's.
+    words = re.compile(r"(?<![A-Za-z])(initialize|initialized|ping|protocolVersion|progressToken)(?![A-Za-z])"
+                       r"|(notifications|tools|resources|prompts|logging|sampling|elicitation|completion|tasks|roots)/")
+    problems = [f"{path.relative_to(PACKAGE).as_posix()}:{line} {value!r}"
+                for path in (PACKAGE / "transports").rglob("*.py")
+                for line, value in _code_strings(path)
+                if words.search(value)]
+    assert problems == []
+
+
+def test_nobody_reaches_a_transport_by_getattr() -> None:
+    # What the layers above need of a transport is a typed member of the Transport contract
+    # (with a default in BaseTransport), never found by duck typing.
+    problems = []
+    for _, path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {
-            id(node.body[0].value)
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.body and isinstance(node.body[0], ast.Expr)
-            and isinstance(node.body[0].value, ast.Constant)
-        }
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                assert not any(w in node.value for w in words), f"{path.name}:{node.lineno} {node.value!r}"
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr", "setattr") and node.args
+                    and "transport" in ast.unparse(node.args[0]).lower()):
+                problems.append(f"{path.relative_to(PACKAGE).as_posix()}:{node.lineno} {ast.unparse(node)}")
+    assert problems == []
+
+
+def test_transports_import_no_private_name_of_another_module() -> None:
+    problems = []
+    for path in (PACKAGE / "transports").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module not in (None, "_json"):
+                problems += [f"{path.name}:{node.lineno} imports {alias.name} from {node.module}"
+                             for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert problems == []
 
 
 def test_core_reads_no_environment() -> None:

@@ -1,5 +1,6 @@
 """The MCP client side of one server connection (layer 3).
 
-``session`` is the MCP client session over one JSON-RPC peer; ``tasks`` follows tasks the
+``session`` is the MCP client session over one JSON-RPC peer; ``renewal`` starts a new
+session when the transport lost its own (bounded) and tells the owner; ``tasks`` follows tasks the
 host created on a server; ``served_tasks`` runs the server's task-augmented requests.
 """

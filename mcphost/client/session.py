@@ -6,7 +6,9 @@ and it owns what MCP adds to JSON-RPC:
 
 - the handshake (``initialize``, the negotiated version and capabilities, then
   ``notifications/initialized``), through the sans-I/O :class:`~mcphost.protocol.legacy.Session`;
-  a later era (``server/discover``) is a second handshake object behind the same seam;
+  a later era (``server/discover``) is a second handshake object behind the same seam; and
+  its renewal when the transport loses its own session (:mod:`.renewal`), after which the
+  owner is told (``on_renewed``) so that it re-applies what the old session was told;
 - progress: the token of a call is its request id, put in ``params._meta.progressToken``;
   ``notifications/progress`` reaches the call's callback (and restarts its clock when
   asked), then the host when it listens;
@@ -44,6 +46,7 @@ from ..rpc.calls import CallOptions
 from ..rpc.peer import TIMED_OUT, Call, Peer
 from ..rpc.taskset import TaskSet
 from ..transports.base import Gone, Transport
+from .renewal import RenewalPolicy, SessionRenewal
 from .served_tasks import TASK_METHODS, ClientTasks
 
 if TYPE_CHECKING:
@@ -138,6 +141,10 @@ class ClientSession:
         self._gates: dict[str, _Gate] = {}
         #: The tasks this session started (async progress callbacks): cancelled with it.
         self.tasks = TaskSet(name)
+        #: How a session the transport lost is renewed, and who is told after each renewal.
+        self.renewal_policy = RenewalPolicy()
+        self.on_renewed: Callable[[dict[str, Any]], None] | None = None
+        self.renewal: SessionRenewal | None = None
 
     # -- the handshake --------------------------------------------------------------------
 
@@ -172,10 +179,16 @@ class ClientSession:
             peer.result_check = self._check_result
         # An HTTP transport sends the version in a header on every later request (spec
         # 2025-06-18 "Protocol Version Header") and may open its server-to-client stream.
-        negotiated = getattr(peer.transport, "negotiated", None)
-        if negotiated is not None:
-            negotiated(str(handshake.protocol_version))
+        version = str(handshake.protocol_version)
+        transport = peer.transport
+        transport.negotiated(version)
+        self.renewal = SessionRenewal(self.name, peer, transport, params, version, policy=self.renewal_policy,
+                                      on_renewed=self._renewed)
         self.notify("notifications/initialized")
+
+    def _renewed(self, summary: dict[str, Any]) -> None:
+        if self.on_renewed is not None:
+            self.on_renewed(summary)
 
     # -- what the negotiation decided -----------------------------------------------------
 
@@ -228,6 +241,8 @@ class ClientSession:
         """Stop the served tasks, close the transport, fail what is pending (``reason``)."""
         self.served.close()
         self.tasks.close()
+        if self.renewal is not None:
+            await self.renewal.aclose()
         gone = await self.peer.aclose(timeout, reason)
         self.handshake.close()
         return gone
@@ -302,6 +317,7 @@ class ClientSession:
         # Spec: "The client MUST NOT cancel initialize."
         if call.method != "initialize":
             self.peer.notify("notifications/cancelled", {"requestId": call.rid, "reason": reason})
+        self.peer.transport.forget(call.rid)  # its answer is not wanted (its stream is closed)
         if reason is TIMED_OUT and self.on_timeout is not None:
             self.on_timeout(call.method)
 

@@ -78,6 +78,13 @@ class ServerHandle:
         self.dirty: set[str] = set()
         self.refresher: asyncio.Task[None] | None = None
         self.listening = False  # discovery is done: list_changed refreshes from now on
+        #: What the application told the server, re-applied after a renewed session: the
+        #: last ``logging/setLevel`` level and the URIs subscribed to.
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        #: Sessions renewed since the server started, and the re-application under way.
+        self.renewals = 0
+        self.reapplying: asyncio.Task[None] | None = None
 
     @property
     def state(self) -> ServerState:

@@ -227,7 +227,8 @@ class Callbacks:
         re-listed), ``resource_updated``, ``elicitation_complete``, ``task_status``,
         ``server_installing``, ``server_retrying`` / ``request_retrying`` (data:
         ``attempt``, ``attempts``, ``delay``, ``error``), ``server_restarting``,
-        ``server_gave_up``."""
+        ``server_gave_up``, ``session_renewed`` (an HTTP server's session was renewed:
+        its log level and subscriptions told again, its lists fetched again)."""
         self._handlers.events.append(handler)
 
     def _before_start(self, what: str) -> None:

@@ -3,10 +3,12 @@
 Layer 4. ``await host.register_tools("local", tools, handler)`` adds a server named
 ``local`` whose tools are ``tools`` (MCP tool objects: ``name``, ``description``,
 ``inputSchema``...) and whose calls run ``handler(name, arguments)`` (a function or a
-coroutine function). It is served over the in-memory transport by :class:`LocalServer`,
-so the host lists, validates, routes, times, permits and formats these tools exactly like
-those of any MCP server: one interface for the application's local functions and its MCP
-tools.
+coroutine function). Its configuration type is ``local``: the transport factory connects
+the host to :meth:`LocalServer.serve` over an in-memory pair, and :class:`LocalServer`
+answers with the same role-neutral :class:`~mcphost.rpc.peer.Peer` the client session uses
+(here in the server role). So the host lists, validates, routes, times, permits and formats
+these tools exactly like those of any MCP server: one interface for the application's local
+functions and its MCP tools.
 
 What the handler returns becomes the ``CallToolResult``: a dict with ``content`` as it is;
 a string as one text block; anything else JSON as ``structuredContent`` plus its JSON text.
@@ -16,7 +18,6 @@ it, as MCP servers report tool failures).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import logging
@@ -24,8 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._json import dumps
-from ..errors import UsageError
-from ..transports.base import Gone, Transport
+from ..errors import RpcError, UsageError
+from ..protocol import jsonrpc
+from ..protocol.versions import SUPPORTED_VERSIONS
+from ..rpc.peer import Peer
+from ..transports.base import Transport
 
 __all__ = ["LocalServer", "ToolHandler", "check_tools"]
 
@@ -75,65 +79,47 @@ def _result(value: Any) -> dict[str, Any]:
 
 
 class LocalServer:
-    """A minimal MCP server in the host's own loop, over one end of a memory pair."""
+    """A minimal MCP server in the host's own loop: a :class:`Peer` in the server role."""
 
     def __init__(self, name: str, tools: list[dict[str, Any]], handler: ToolHandler) -> None:
         self.name = name
         self.tools = tools
         self.handler = handler
-        self.end: Transport | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        #: The peer serving the current connection (each start of the server gets one).
+        self.peer: Peer | None = None
 
-    def connect(self) -> Transport:
-        """A new connection (each start of the server gets one)."""
-        from ..transports.factory import in_process_pair
+    def serve(self, end: Transport) -> None:
+        """Serve the server's ``end`` of a new connection (the transport factory calls it)."""
+        # No request of ours: no deadline; the calls it serves end when the host closes.
+        peer = Peer(f"local:{self.name}", end, request_timeout=0, on_request=self._on_request,
+                    on_notification=self._on_notification)
+        self.peer = peer
+        peer.start()
 
-        client, server = in_process_pair(f"local:{self.name}")
-        self.end = server
-        server.set_receiver(self)
-        return client
+    def _on_request(self, rid: Any, method: str, params: Any) -> None:
+        peer = self.peer
+        if peer is not None:
+            peer.serve(rid, self._answer(method, params if isinstance(params, dict) else {}))
 
-    # -- the receiver of the server's end -----------------------------------------------
+    def _on_notification(self, method: str, params: Any) -> None:
+        peer = self.peer
+        if method == "notifications/cancelled" and peer is not None and isinstance(params, dict):
+            peer.cancel_served(params.get("requestId"))
 
-    def on_messages(self, messages: list[Any]) -> None:
-        for msg in messages:
-            if isinstance(msg, dict) and "method" in msg and "id" in msg:
-                task = asyncio.get_running_loop().create_task(self._answer(msg))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None:  # pragma: no cover - in-memory
-        logger.debug("%s: undeliverable %r: %s", self.name, request_id, reason)
-
-    def on_gone(self, gone: Gone) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-
-    def on_write_paused(self, paused: bool) -> None:  # pragma: no cover - in-memory
-        pass
-
-    async def _answer(self, msg: dict[str, Any]) -> None:
-        method, params = msg["method"], msg.get("params") or {}
-        error: dict[str, Any] | None = None
-        result: Any = None
+    async def _answer(self, method: str, params: dict[str, Any]) -> Any:
         if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                      "capabilities": {"tools": {}}, "serverInfo": {"name": self.name, "version": "local"}}
-        elif method == "ping":
-            result = {}
-        elif method == "tools/list":
-            result = {"tools": self.tools}
-        elif method == "tools/call":
-            result = await self._call(str(params.get("name")), params.get("arguments") or {})
-        else:
-            error = {"code": -32601, "message": f"method {method!r} is not served by local tools"}
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": msg["id"]}
-        if error is not None:
-            reply["error"] = error
-        else:
-            reply["result"] = result
-        if self.end is not None:
-            self.end.send(dumps(reply))
+            # The version the client asked for when it is one of ours, else our latest.
+            asked = params.get("protocolVersion")
+            version = asked if asked in SUPPORTED_VERSIONS else SUPPORTED_VERSIONS[0]
+            return {"protocolVersion": version, "capabilities": {"tools": {}},
+                    "serverInfo": {"name": self.name, "version": "local"}}
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": self.tools}
+        if method == "tools/call":
+            return await self._call(str(params.get("name")), params.get("arguments") or {})
+        raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not served by local tools")
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -197,6 +197,13 @@ class Registry:
             self._schedule(handle)
         return True
 
+    def renewed(self, handle: ServerHandle) -> None:
+        """The server's session was renewed: every list may have changed (refreshed as on
+        ``list_changed``, the ``capabilities_changed`` event follows)."""
+        handle.dirty.update(LIST_KINDS)
+        if handle.listening:
+            self._schedule(handle)
+
     def _schedule(self, handle: ServerHandle) -> None:
         if handle.refresher is None or handle.refresher.done():
             handle.refresher = asyncio.get_running_loop().create_task(

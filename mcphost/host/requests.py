@@ -3,11 +3,14 @@ subscriptions, server tasks.
 
 Layer 4. Each routes with the :class:`~mcphost.host.router.Router`, checks that the server
 declared what the request needs (a clear ``RoutingError`` if not), times the request into
-the server's metrics, and checks the shape of the result it returns.
+the server's metrics, and checks the shape of the result it returns. The log level and the
+subscriptions a server was told are kept on its handle and told again to a renewed
+session (:func:`reapply`).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -24,12 +27,14 @@ if TYPE_CHECKING:
     from .handlers import Handlers
     from .router import Router
 
+logger = logging.getLogger("mcphost.host.requests")
 __all__ = [
     "call_as_task",
     "complete",
     "get_prompt",
     "get_resource",
     "list_tasks",
+    "reapply",
     "set_log_level",
     "subscription",
     "timed",
@@ -84,6 +89,7 @@ async def set_log_level(handles: list[ServerHandle], level: str) -> None:
         if not session.has_capability("logging"):
             raise RoutingError("server does not declare the logging capability", server=handle.name)
         await timed(handle, session.request("logging/setLevel", {"level": level}), "logging/setLevel")
+        handle.log_level = level  # told again to a renewed session
 
 
 async def subscription(router: Router, method: str, uri: str, server: str | None) -> None:
@@ -92,6 +98,33 @@ async def subscription(router: Router, method: str, uri: str, server: str | None
     if not session.has_capability("resources", "subscribe"):
         raise RoutingError("server does not support resource subscriptions", server=handle.name)
     await timed(handle, session.request(method, {"uri": uri}), method)
+    if method == "resources/subscribe":  # subscribed again on a renewed session
+        handle.subscriptions.add(uri)
+    else:
+        handle.subscriptions.discard(uri)
+
+
+async def reapply(handle: ServerHandle, session: ClientSession) -> dict[str, Any]:
+    """Tell a renewed session what the old one was told: the log level, then each
+    subscription. A refusal is logged and reported, the rest goes on."""
+    done: dict[str, Any] = {"log_level": None, "subscriptions": [], "errors": []}
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if handle.log_level is not None and session.has_capability("logging"):
+        steps.append(("logging/setLevel", {"level": handle.log_level}))
+    if handle.subscriptions and session.has_capability("resources", "subscribe"):
+        steps.extend(("resources/subscribe", {"uri": uri}) for uri in sorted(handle.subscriptions))
+    for method, params in steps:
+        try:
+            await timed(handle, session.request(method, params), method)
+        except MCPHostError as exc:
+            logger.warning("%s: %s after the session was renewed failed: %s", handle.name, method, exc)
+            done["errors"].append(f"{method}: {exc}")
+            continue
+        if method == "logging/setLevel":
+            done["log_level"] = params["level"]
+        else:
+            done["subscriptions"].append(params["uri"])
+    return done
 
 
 async def complete(

@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..client.renewal import RenewalPolicy
 from ..client.session import ClientSession
 from ..errors import (
     ConfigurationError,
@@ -44,6 +45,7 @@ from .local import LocalServer
 from .readcache import ReadCache
 from .recovery import Recovery
 from .registry import Registry
+from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
 
 if TYPE_CHECKING:
@@ -117,6 +119,8 @@ class Supervisor:
         self.trace_bodies = False
         #: Servers of the application's own tools (register_tools), by name.
         self.local: dict[str, LocalServer] = {}
+        #: How a session an HTTP server dropped is renewed (delays and bounds).
+        self.renewal = RenewalPolicy()
         #: Logger levels the configuration changed, as they were (given back at shutdown).
         self.saved_levels: dict[str, int] = {}
 
@@ -336,20 +340,20 @@ class Supervisor:
         raise err from exc
 
     def _make_transport(self, config: ServerConfig) -> Transport:
-        if self.transport_factory is not None:
+        # The application's own tools are always served in process, whatever the factory.
+        if self.transport_factory is not None and config.name not in self.local:
             return self.transport_factory(config)
         from ..transports.factory import make_transport
 
         return make_transport(
             config, environ=self.environ, max_message_size=self.max_message_size,
             inherit_env=self.inherit_env, redact=self.redactor.text,
+            in_process={name: local.serve for name, local in self.local.items()},
         )
 
     async def _connect(self, handle: ServerHandle) -> None:
-        config = handle.config
-        local = self.local.get(handle.name)
-        transport = local.connect() if local is not None else self._make_transport(config)
-        trace = getattr(transport, "trace", None)  # a transport with a wire trace
+        transport = self._make_transport(handle.config)
+        trace = transport.trace
         if trace is not None:
             trace.bodies = self.trace_bodies
         handle.transport = transport
@@ -379,6 +383,9 @@ class Supervisor:
             on_timeout=lambda method: self._on_timeout(handle, session, method),
         )
         session.forward_progress = bool(handlers.progress)
+        session.renewal_policy = self.renewal
+        session.on_renewed = lambda summary: session_renewed(
+            handle, session, summary, registry=self.registry, handlers=handlers)
         handle.session = session
         handle.timeouts = 0
         self.redactor.install()  # the server's own logger exists now
@@ -481,6 +488,7 @@ class Supervisor:
         """Close the session (or the bare transport) of the current start; what is still
         pending fails with ``reason``."""
         await self.registry.stop(handle)
+        await stop_reapplying(handle)
         if not handle.live:
             return
         # The transport stays on the handle after it is closed (its pid, its statistics).

@@ -15,17 +15,34 @@ HTTP transport will say "HTTP 503". The layers above see three events only::
     on_write_paused(bool)                      what is sent piles up (flow control)
 
 ``on_gone`` is pushed exactly once, and never after :meth:`Transport.aclose` was called.
+
+A transport whose connection carries a session of its own (Streamable HTTP's
+``Mcp-Session-Id``) can lose that session while the server is still there. It never starts
+a new one by itself (that is the MCP handshake, the client session's): it holds what it
+is sent and tells the listener given to :meth:`Transport.watch_session` once
+(:class:`SessionLost`). The client session then sends its handshake inside
+:meth:`Transport.session_opening`, and calls :meth:`Transport.release_held`; or gives up
+with :meth:`Transport.give_up`. What the layers above need of a transport is a member of
+this contract, with a default in :class:`BaseTransport`: nobody reaches a transport's
+features by ``getattr``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._json import loads
 
+if TYPE_CHECKING:
+    from .trace import WireTrace
+
 __all__ = [
+    "BaseTransport",
     "GoneOnce",
+    "SessionLost",
     "REQUEST",
     "NOTIFICATION",
     "RESPONSE",
@@ -61,6 +78,31 @@ class Gone:
 
     def __repr__(self) -> str:
         return f"Gone({self.reason!r}, exit_code={self.exit_code!r})"
+
+
+class SessionLost:
+    """The transport's session ended while the server is still reachable (Streamable HTTP:
+    HTTP 404 to a message carrying ``Mcp-Session-Id``).
+
+    Attributes:
+        reason: one line for people, e.g. ``session expired (HTTP 404)``.
+        used: a request was answered on the lost session (a session lost before any answer
+            is a sign that renewing it again may be pointless).
+        held: how many messages the transport holds for the next session.
+    """
+
+    __slots__ = ("held", "reason", "used")
+
+    def __init__(self, reason: str, *, used: bool, held: int) -> None:
+        self.reason = reason
+        self.used = used
+        self.held = held
+
+    def __repr__(self) -> str:
+        return f"SessionLost({self.reason!r}, used={self.used!r}, held={self.held!r})"
+
+
+SessionListener = Callable[[SessionLost], None]
 
 
 class Receiver(Protocol):
@@ -111,8 +153,64 @@ class Transport(Protocol):
         """The OS process group of a local server still running, for a last-resort kill
         when the application exits without shutting down (``None``: nothing to kill)."""
 
+    @property
+    def trace(self) -> WireTrace | None:
+        """The wire trace of what goes through (``None``: the transport keeps none)."""
 
-class GoneOnce:
+    def negotiated(self, version: str) -> None:
+        """The session agreed on protocol ``version`` (an HTTP transport says it in a header
+        on every later request and may open its server-to-client stream)."""
+
+    def forget(self, request_id: Any) -> None:
+        """The caller gave up the request ``request_id``: its answer is not wanted any more
+        (an HTTP transport closes its response stream; a held message is not sent)."""
+
+    def watch_session(self, listener: SessionListener | None) -> None:
+        """Who is told when the transport's own session is lost (``None``: nobody; the
+        transport then treats a lost session as the server gone)."""
+
+    def session_opening(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose sends open a new session: they go out at once, ahead of what the
+        transport holds since the session was lost."""
+
+    def release_held(self) -> None:
+        """The new session is open: send what was held (in order) on it."""
+
+    def give_up(self, reason: str) -> None:
+        """The session cannot go on: the connection ends, the receiver hears ``on_gone``
+        with ``reason`` (unless the transport is already gone or closing)."""
+
+
+class BaseTransport:
+    """The defaults of the contract's optional members, for transports without a session
+    of their own, a wire trace or a process."""
+
+    trace: WireTrace | None = None
+
+    def process_group(self) -> int | None:
+        return None
+
+    def negotiated(self, version: str) -> None:
+        return None
+
+    def forget(self, request_id: Any) -> None:
+        return None
+
+    def watch_session(self, listener: SessionListener | None) -> None:
+        return None  # no session of its own: never lost
+
+    @contextlib.contextmanager
+    def session_opening(self) -> Iterator[None]:
+        yield
+
+    def release_held(self) -> None:
+        return None
+
+    def give_up(self, reason: str) -> None:
+        return None
+
+
+class GoneOnce(BaseTransport):
     """What every transport does the same way: tell its receiver ``on_gone`` exactly once,
     and never after :meth:`Transport.aclose` began (``_closing``). A ``Gone`` that comes
     before there is a receiver is kept for it (``_gone_told`` stays false)."""

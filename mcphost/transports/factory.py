@@ -3,6 +3,10 @@
 Layer 2. ``make_transport(config, ...)`` reads ``config.type`` and returns an unstarted
 transport. Only here is a configuration type tied to a transport class, so a new transport
 is one entry in :data:`_BUILDERS` and nothing above changes.
+
+``type: "local"`` is a server in the host's own process (the application's tools): its
+transport is one end of an in-memory pair, and the other end is handed to the server's
+``serve`` function, given by name in ``in_process``.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from .base import Transport
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["TransportFactory", "in_process_pair", "make_transport"]
+__all__ = ["InProcessServer", "TransportFactory", "make_transport"]
 
 #: What the host calls to get a server's transport (tests and embedders pass their own).
 TransportFactory = Callable[["ServerConfig"], Transport]
+#: A server in the host's process: given the server's end of the connection, serves it.
+InProcessServer = Callable[[Transport], None]
 
 
 def _stdio(
@@ -84,7 +90,7 @@ def _http(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
     redact: Callable[[str], str] | None,
 ) -> Transport:
-    from .probe import HttpTransport
+    from .http_auto import HttpTransport
 
     return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
@@ -104,16 +110,28 @@ _BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool,
     "stdio": _stdio,
     "websocket": _websocket,
 }
+#: The type of a server served in the host's own process (see ``in_process``).
+LOCAL: Final = "local"
 
 
 def make_transport(
     config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False,
-    redact: Callable[[str], str] | None = None,
+    redact: Callable[[str], str] | None = None, in_process: Mapping[str, InProcessServer] | None = None,
 ) -> Transport:
     """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
     A child process gets the allow-listed part of ``environ`` (all of it with
     ``inherit_env``) plus the server's own ``env``; ``redact`` is applied to every line the
-    server writes on stderr."""
+    server writes on stderr. A ``local`` server is served by ``in_process[config.name]``."""
+    if config.type == LOCAL:
+        serve = (in_process or {}).get(config.name)
+        if serve is None:
+            raise ConfigurationError("type 'local' is for the application's own tools (register_tools)",
+                                     server=config.name)
+        from .memory import memory_pair
+
+        ours, theirs = memory_pair(f"local:{config.name}")
+        serve(theirs)
+        return ours
     builder = _BUILDERS.get(config.type)
     if builder is None:
         raise ConfigurationError(
@@ -122,11 +140,3 @@ def make_transport(
             server=config.name,
         )
     return builder(config, environ, max_message_size, inherit_env, redact)
-
-
-def in_process_pair(name: str) -> tuple[Transport, Transport]:
-    """Two connected in-memory ends: one for the host, one for a server served in the same
-    event loop (the application's own tools)."""
-    from .memory import memory_pair
-
-    return memory_pair(name)

@@ -1,30 +1,26 @@
 """Streamable HTTP (MCP 2025-03-26, 2025-06-18, 2025-11-25): one POST per message.
 
-Layer 2, over :mod:`.remote` and :mod:`.httpconn` (connections, pool) and the codecs of
-:mod:`mcphost.wire` (HTTP/1.1, Server-Sent Events). The transport knows no MCP beyond what
-the HTTP binding says (spec "Transports: Streamable HTTP"):
+Layer 2, over :mod:`.remote` and :mod:`.httpconn` (connections, pool), :mod:`.http_session`
+(the session id, the version header, what is held while the session is lost) and the
+codecs of :mod:`mcphost.wire` (HTTP/1.1, Server-Sent Events). The transport knows no MCP
+beyond what the HTTP binding says (spec "Transports: Streamable HTTP"); it never looks at a
+message's method:
 
 - every message is a POST to the URL with ``Accept: application/json, text/event-stream``;
   a notification or a response is answered ``202 Accepted``; a request is answered with one
   JSON message (or a batch) or with an SSE stream of messages that ends after the response;
-- "If the server returns an ``Mcp-Session-Id`` header with the ``InitializeResult``, clients
-  MUST include it in all subsequent HTTP requests"; a 404 to a request carrying it means the
-  session expired (the server restarted, or dropped it): "the client MUST start a new
-  session by sending a new InitializeRequest without a session ID attached". The transport
-  does it once: it sends the session's own ``initialize`` again (its answer is consumed
-  here, never delivered), then ``notifications/initialized``, then every message the old
-  session refused, so the calls in flight succeed. If the new session cannot be made, or it
-  speaks another protocol version, or a re-sent message gets 404 again, the server is gone
-  ("session expired (HTTP 404)") and the host's restart and retry policies take over;
+- the session (``Mcp-Session-Id``) and what happens when the server loses it: see
+  :mod:`.http_session`; the client session starts the new one (:meth:`session_opening`,
+  then :meth:`release_held`);
 - ``negotiated(version)`` (told by the session after the handshake) adds
   ``MCP-Protocol-Version`` to every later request and opens the standalone GET stream for
-  the server's own requests and notifications at once, on the connection ``initialize``
+  the server's own requests and notifications at once, on the connection the handshake
   left idle ("The server MAY ... return HTTP 405"); requests wait for the server's answer
   to it (``GATE_WAIT`` at most), so what the server sends at once has a stream to go on;
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
-- a request given up (``notifications/cancelled`` sent for it) closes its response stream;
+- a request given up (``forget(request_id)``) closes its response stream;
 - ``aclose()`` DELETEs the session (bounded; 405 is fine) and closes every connection.
 
 Failures a caller sees at once: an HTTP error status (a JSON-RPC error response for the
@@ -38,15 +34,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from .._json import loads
 from ..wire.http11 import Response, build_request
 from ..wire.sse import Oversized, SSEDecoder
-from .base import NOTIFICATION, REQUEST, Gone
-from .httpconn import Exchange, clip, header
+from .base import REQUEST, Gone, SessionListener
+from .http_session import EXPIRED, HttpSession, SessionDelete
+from .httpconn import Exchange, header
 from .remote import PostExchange, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
@@ -63,8 +58,6 @@ DEFAULT_RESUME_ATTEMPTS: Final = 2
 GATE_WAIT: Final = 1.0
 #: How long ``aclose`` waits for the answer to its DELETE at most.
 DELETE_WAIT: Final = 2.0
-# Spec: "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)."
-_SESSION_ID: Final = re.compile(r"[\x21-\x7e]{1,1024}")
 _NONE, _JSON, _SSE = range(3)
 
 
@@ -96,23 +89,24 @@ class _Post(PostExchange):
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
         self.get: _Get | None = None  # the resumption under way
-        #: Sent again on a new session: a second 404 means the server is gone.
-        self.resent = False
         #: The session the message belongs to: the one current when it was sent (a
         #: message sent before a renewal carries the old id, gets 404 and is sent again).
-        self.sent_session = transport.session_id
+        self.sent_session = transport.session.id
         #: Given up by the caller (``notifications/cancelled``): never sent again.
         self.cancelled = False
 
     def request(self) -> bytes:
         transport = self.transport
-        return transport.post_request(self.target(), self.data, (self.sent_session, transport.protocol_version))
+        return transport.post_request(self.target(), self.data, (self.sent_session, transport.session.protocol_version))
 
     def on_success(self, response: Response) -> None:
         transport = self.transport
-        transport.took_session(response)
-        if self.sent_session is not None and self.sent_session == transport.session_id:
-            transport.session_used = True
+        session = transport.session
+        if self.sent_session is None:
+            # The first message of a session is sent without an id; its answer names it.
+            transport.took_session(response)
+        elif self.kind == REQUEST and self.sent_session == session.id:
+            session.used = True
         if response.status in (202, 204):
             return
         ctype = _content_type(response)
@@ -136,8 +130,8 @@ class _Post(PostExchange):
             self.finish()
             self.abort()
             transport.session_expired(self)
-        elif (response.status in (400, 404, 405) and self.rpc_method == "initialize" and self.sent_session is None
-              and transport.renewing is not self and transport.refused_initialize(self, response)):
+        elif (response.status in (400, 404, 405) and self is transport.first
+              and transport.refused_first(self, response)):
             self.finish()
             self.abort()
 
@@ -203,18 +197,6 @@ class _Post(PostExchange):
             self.get = None
 
 
-class _Initialized(_Post):
-    """``notifications/initialized`` of a renewed session: the held messages follow it."""
-
-    def on_end(self) -> None:
-        super().on_end()
-        self.transport.release_held()
-
-    def on_error(self, why: str) -> None:
-        super().on_error(why)
-        self.transport.release_held()
-
-
 class _Get(Exchange):
     """A GET of an SSE stream: the standalone stream, or the resumption of a POST's."""
 
@@ -229,8 +211,8 @@ class _Get(Exchange):
 
     def request(self) -> bytes:
         transport = self.transport
-        self.sent_session = transport.session_id
-        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session_headers(self.sent_session)]
+        self.sent_session = transport.session.id
+        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session.headers(self.sent_session)]
         if self.last_event_id:
             ours.append(("Last-Event-ID", self.last_event_id))
         return build_request("GET", transport.target, transport.merged(ours))
@@ -261,28 +243,6 @@ class _Get(Exchange):
         self.transport.get_ended(self, why)
 
 
-class _Delete(Exchange):
-    method = "DELETE"
-    urgent = True
-
-    def __init__(self, transport: StreamableHttpTransport, done: asyncio.Future[int]) -> None:
-        self.transport = transport
-        self.done = done
-
-    def request(self) -> bytes:
-        transport = self.transport
-        return build_request("DELETE", transport.target,
-                             transport.merged([*transport.base_headers(), *transport.session_headers(transport.session_id)]))
-
-    def on_response(self, response: Response) -> None:
-        if not self.done.done():
-            self.done.set_result(response.status)
-
-    def on_error(self, why: str) -> None:
-        if not self.done.done():
-            self.done.set_result(0)
-
-
 class StreamableHttpTransport(RemoteTransport):
     """MCP over Streamable HTTP to one endpoint URL.
 
@@ -303,29 +263,25 @@ class StreamableHttpTransport(RemoteTransport):
         super().__init__(name, url, headers=headers, **options)
         self.resume_attempts = resume_attempts
         self.open_stream = stream
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
+        #: The session id, the version header, and what is held while the session is lost.
+        self.session = HttpSession(name)
         #: Requests sent whose outcome is not known yet, by id.
         self.requests: dict[Any, _Post] = {}
+        #: The first message sent (the spec's probe of a legacy server looks at its answer).
+        self.first: _Post | None = None
         #: The standalone GET stream (while it is open or being opened).
         self.standalone: _Get | None = None
         self._standalone_stream: _Stream | None = None
         self._stream_failures = 0
         self._timers: set[asyncio.TimerHandle] = set()
-        # The session's own handshake, kept to start a new session after a 404.
-        self._init_data: bytes | None = None
-        self._initialized_data: bytes | None = None
-        #: The ``initialize`` of a new session, while it is under way.
-        self.renewing: _Post | None = None
-        #: Messages waiting for the new session: (message, whether it is a re-send).
-        self._held: list[tuple[_Post, bool]] = []
-        #: A message succeeded on the current session (a renewal is allowed only then).
-        self.session_used = False
-        #: Sessions started again after a 404.
-        self.renewals = 0
         #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
         self.gate: list[_Post] | None = None
         self._gate_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def session_id(self) -> str | None:
+        """The server's ``Mcp-Session-Id`` of the current session (``None``: none)."""
+        return self.session.id
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -335,44 +291,37 @@ class StreamableHttpTransport(RemoteTransport):
         self.messages_out += 1
         if self.trace.enabled():
             self.trace.messages(True, [data])
-        if method == "initialize":
-            self._init_data = data
-        elif method == "notifications/initialized":
-            self._initialized_data = data
         post = _Post(self, data, kind, method)
+        if self.first is None:
+            self.first = post
         rid = post.rid
         if rid is not None and type(rid) in (int, str):
             self.requests[rid] = post
-        elif kind == NOTIFICATION and method == "notifications/cancelled":
-            self._cancelled(data)
-        if self.renewing is not None:
-            self._held.append((post, False))  # it goes on the new session
-        elif self.gate is not None and kind == REQUEST:
+        session = self.session
+        if session.holding:
+            session.hold(post, False)  # it goes on the new session
+        elif self.gate is not None and kind == REQUEST and not session.opening:
             self.gate.append(post)  # after the GET stream is answered
         else:
             self.pool.submit(post)
 
-    def _cancelled(self, data: bytes) -> None:
+    def forget(self, request_id: Any) -> None:
         # Spec: a disconnect is not a cancellation, but once cancelled the response is not
-        # wanted: its stream is closed (and a connection freed).
-        try:
-            params = loads(data).get("params")
-            rid = params.get("requestId") if isinstance(params, dict) else None
-            post = self.requests.get(rid) if type(rid) in (int, str) else None
-        except (ValueError, AttributeError):
+        # wanted: its stream is closed (and a connection freed); held, it is not sent.
+        if type(request_id) not in (int, str):
             return
+        post = self.requests.get(request_id)
         if post is not None:
             post.cancel()
-        for held, _ in self._held:  # waiting for a new session: not sent again
-            if held.rid == rid and type(rid) in (int, str):
-                held.cancel()
+        for held in self.session.forget(request_id):
+            held.cancel()
 
     def negotiated(self, version: str) -> None:
         """The session agreed on ``version``: say it on every later request (spec
         2025-06-18 "Protocol Version Header") and open the server's GET stream."""
-        self.protocol_version = version
+        self.session.protocol_version = version
         if self.live and self.open_stream and self.standalone is None:
-            # Opened now, on the connection initialize left idle, so that what the server
+            # Opened now, on the connection the handshake left idle, so that what the server
             # sends right after the handshake (list changes...) has a stream to go on; the
             # session's requests wait until the server answered it (at most GATE_WAIT).
             self._standalone_stream = _Stream(self.max_message_size)
@@ -390,51 +339,25 @@ class StreamableHttpTransport(RemoteTransport):
         for post in held or ():
             if post.cancelled or not self.live:
                 continue
-            post.sent_session = self.session_id
-            if self.renewing is not None:
-                self._held.append((post, False))
+            post.sent_session = self.session.id
+            if self.session.holding:
+                self.session.hold(post, False)
             else:
                 self.pool.submit(post)
-
-    def session_headers(self, session: str | None) -> list[tuple[str, str]]:
-        """``Mcp-Session-Id`` (of ``session``) and ``MCP-Protocol-Version``, when there are."""
-        out = []
-        if session is not None:
-            out.append(("Mcp-Session-Id", session))
-        if self.protocol_version is not None:
-            out.append(("MCP-Protocol-Version", self.protocol_version))
-        return out
 
     def post_headers(self, state: Any = None) -> list[tuple[str, str]]:
         session = state[0] if state is not None else None
         return self.merged([*self.base_headers(), ("Content-Type", "application/json"),
-                            ("Accept", "application/json, text/event-stream"), *self.session_headers(session)])
+                            ("Accept", "application/json, text/event-stream"), *self.session.headers(session)])
 
     def took_session(self, response: Response) -> None:
-        if self.session_id is not None:
-            return
-        sid = header(response, "mcp-session-id")
-        if sid is None:
-            return
-        if _SESSION_ID.fullmatch(sid):
-            self.session_id = sid
-        else:
-            self.note("ignored an Mcp-Session-Id that is not visible ASCII")
+        note = self.session.took(header(response, "mcp-session-id"))
+        if note is not None:
+            self.note(note)
 
     # -- receiving --------------------------------------------------------------------------
 
     def deliver(self, messages: list[Any]) -> None:
-        renewing = self.renewing
-        if renewing is not None:
-            kept = []
-            for msg in messages:
-                if type(msg) is dict and "method" not in msg and msg.get("id") == renewing.rid:
-                    self._renewed(renewing, msg)
-                else:
-                    kept.append(msg)
-            if not kept:
-                return
-            messages = kept
         requests = self.requests
         if requests:
             for msg in messages:
@@ -462,66 +385,66 @@ class StreamableHttpTransport(RemoteTransport):
         if post is not None:
             post.finish()
 
-    def refused_initialize(self, post: _Post, response: Response) -> bool:
-        """``initialize`` got 400, 404 or 405: true if a subclass takes it from here (the
-        spec's probe for a legacy server, :mod:`.probe`)."""
+    def statistics(self) -> dict[str, Any]:
+        return {**super().statistics(), "sessions_lost": self.session.losses}
+
+    def refused_first(self, post: _Post, response: Response) -> bool:
+        """The first message sent got 400, 404 or 405: true if a subclass takes it from here
+        (the spec's probe for a legacy server, :mod:`.http_auto`)."""
         return False
 
-    # -- a new session after a 404 ----------------------------------------------------------
+    # -- a lost session ---------------------------------------------------------------------
+
+    def watch_session(self, listener: SessionListener | None) -> None:
+        self.session.listener = listener
+
+    @contextlib.contextmanager
+    def session_opening(self) -> Iterator[None]:
+        self.session.opening += 1
+        try:
+            yield
+        finally:
+            self.session.opening -= 1
 
     def session_expired(self, post: _Post | None) -> None:
-        """A message sent with the session id got 404: start a new session once and send
-        ``post`` again on it; the server is gone if that cannot be done."""
+        """A message sent with the session id got 404 (``post``; ``None``: the GET stream)."""
         if not self.live:
             return
-        if post is not None and self.renewing is None and post.sent_session != self.session_id:
-            self._resend(post)  # sent on a session renewed since: it goes on the new one
+        session = self.session
+        if post is not None and post.sent_session != session.id:
+            # Sent on a session lost since: it goes on the next one.
+            if session.lost:
+                session.hold(post, True)
+            else:
+                self._resend(post)
             return
-        if self.renewing is None:
-            if self._init_data is None or (post is not None and post.resent) or (
-                    self.renewals and not self.session_used):
-                self.gone("session expired (HTTP 404)")
-                return
-            logger.info("%s: the session expired (HTTP 404); starting a new one", self.name)
-            self.session_id = None
-            self.session_used = False
-            self.renewals += 1
-            self.reconnects += 1
-            renewing = _Post(self, self._init_data, REQUEST, "initialize")
-            self.renewing = renewing
-            self.pool.submit(renewing)
         if post is not None:
-            self._held.append((post, True))
-
-    def _renewed(self, renewing: _Post, msg: dict[str, Any]) -> None:
-        """The answer to the new session's ``initialize``."""
-        self.renewing = None
-        renewing.finish()
-        result = msg.get("result")
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if version is None or (self.protocol_version is not None and version != self.protocol_version):
-            error = msg.get("error")
-            why = (clip(str(error.get("message")), 200) if isinstance(error, dict)
-                   else f"it speaks protocol version {clip(str(version), 40)}, not {self.protocol_version}")
-            self.gone(f"session expired (HTTP 404) and a new one could not be started: {why}")
+            session.hold(post, True)
+        if session.lost:
             return
-        if self._initialized_data is None:
-            self.release_held()
+        lost = session.lose()
+        if lost is None:
+            self.gone(EXPIRED)
             return
-        self.pool.submit(_Initialized(self, self._initialized_data, NOTIFICATION, "notifications/initialized"))
+        self.reconnects += 1
+        if self.standalone is not None:
+            self.standalone.abort()
+            self.standalone = None  # opened again on the new session
+        listener = session.listener
+        assert listener is not None
+        listener(lost)
 
     def release_held(self) -> None:
         """Send what waited for the new session; open the GET stream again."""
-        if not self.live or self.renewing is not None:
+        if not self.live:
             return
-        held, self._held = self._held, []
-        for post, again in held:
+        for post, again in self.session.reopened():
             if post.cancelled:
                 continue
             if again:
                 self._resend(post)
             else:
-                post.sent_session = self.session_id  # held: it was never sent
+                post.sent_session = self.session.id  # held: it was never sent
                 self.pool.submit(post)
         if self.open_stream and self.standalone is None and self._standalone_stream is not None:
             self._stream_failures = 0
@@ -529,7 +452,6 @@ class StreamableHttpTransport(RemoteTransport):
 
     def _resend(self, post: _Post) -> None:
         again = _Post(self, post.data, post.kind, post.rpc_method)
-        again.resent = True
         if again.rid is not None and type(again.rid) in (int, str):
             self.requests[again.rid] = again
         self.pool.submit(again)
@@ -589,12 +511,13 @@ class StreamableHttpTransport(RemoteTransport):
 
     def get_refused(self, get: _Get, response: Response) -> None:
         status = f"HTTP {response.status} {response.reason}".rstrip()
+        session = self.session
         if response.status == 404 and get.sent_session is not None:
             if get is self.standalone:
                 self.standalone = None  # opened again on the new session
-            if self.renewing is None and get.sent_session == self.session_id:
+            if get.sent_session == session.id:
                 self.session_expired(None)
-            elif self.renewing is None and get.post is None and self.standalone is None:
+            elif not session.lost and get.post is None and self.standalone is None:
                 self._open_standalone()  # the session was renewed since: open it on the new one
             if get.post is None:
                 return
@@ -645,10 +568,9 @@ class StreamableHttpTransport(RemoteTransport):
             timer.cancel()
         self._timers.clear()
         self.requests.clear()
-        self._held.clear()
+        self.session.clear()
         self.gate = None
         self._gate_timer = None
-        self.renewing = None
         self.standalone = None
         super().stop()
 
@@ -658,12 +580,12 @@ class StreamableHttpTransport(RemoteTransport):
             self._closing = True
             if self.standalone is not None:
                 self.standalone.abort()
-            if live and self.session_id is not None:
+            if live and self.session.id is not None:
                 # Spec: "Clients that no longer need a particular session ... SHOULD send an
                 # HTTP DELETE to the MCP endpoint with the Mcp-Session-Id header"; 405: the
                 # server does not allow it.
                 done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-                self.pool.submit(_Delete(self, done))
+                self.pool.submit(SessionDelete(self, done))
                 with contextlib.suppress(asyncio.TimeoutError):
                     status = await asyncio.wait_for(done, max(0.0, min(timeout, DELETE_WAIT)))
                     logger.debug("%s: DELETE of the session: HTTP %d", self.name, status)

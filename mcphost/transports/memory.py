@@ -16,12 +16,12 @@ import asyncio
 from typing import Any
 
 from .._json import loads
-from .base import REQUEST, Gone, Receiver
+from .base import REQUEST, BaseTransport, Gone, Receiver
 
 __all__ = ["MemoryTransport", "memory_pair"]
 
 
-class MemoryTransport:
+class MemoryTransport(BaseTransport):
     """One end of an in-memory connection."""
 
     def __init__(self, name: str = "memory") -> None:

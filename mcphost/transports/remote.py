@@ -108,7 +108,7 @@ class RemoteTransport(GoneOnce):
         #: Senders should ``await drain()``: a request body is not going out.
         self.needs_drain = False
         #: The wire trace (``mcphost.wire.<name>`` at DEBUG).
-        self.trace = WireTrace(name)
+        self.trace: WireTrace = WireTrace(name)
         self._receiver: Receiver | None = None
         self._early: list[Any] = []
         self._gone: Gone | None = None
@@ -274,6 +274,9 @@ class RemoteTransport(GoneOnce):
         self.note(reason)
         self._tell_gone(Gone(reason, stderr_tail=list(self._tail)))
         self.stop()
+
+    def give_up(self, reason: str) -> None:
+        self.gone(reason)
 
     def stop(self) -> None:
         """Drop the connections (subclasses also stop their timers)."""

@@ -86,7 +86,7 @@ class StdioTransport(GoneOnce):
         self._wbuf_bytes = 0
         self._flush_scheduled = False
         #: The wire trace (``mcphost.wire.<name>`` at DEBUG).
-        self.trace = WireTrace(name)
+        self.trace: WireTrace = WireTrace(name)
 
     async def start(self) -> None:
         await self.process.start()

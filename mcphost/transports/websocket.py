@@ -83,7 +83,7 @@ class WebSocketTransport(GoneOnce):
         self.headers = list(headers)
         self.ssl_context = ssl_context
         self.needs_drain = False
-        self.trace = WireTrace(name)
+        self.trace: WireTrace = WireTrace(name)
         self._decoder = ws.FrameDecoder(max_message_size=max_message_size)
         self._transport: asyncio.Transport | None = None
         self._receiver: Receiver | None = None

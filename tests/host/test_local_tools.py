@@ -64,3 +64,37 @@ async def test_local_tools_are_tools_like_any_other() -> None:
         with pytest.raises(PermissionDeniedError):
             await host.call_tool("local.add", {"a": 1, "b": 1})
     assert host.get_tools()["local"]["state"] == "stopped"
+
+
+async def test_local_tools_are_served_by_the_role_neutral_peer_over_the_factory() -> None:
+    # No second hand-written JSON-RPC server: the factory connects type "local" to the
+    # server's serve(), and a Peer answers in the server role (the same Peer as the client).
+    from mcphost.client.session import ClientSession
+    from mcphost.config import ServerConfig
+    from mcphost.errors import ConfigurationError, ServerError
+    from mcphost.host.local import LocalServer
+    from mcphost.protocol.versions import SUPPORTED_VERSIONS
+    from mcphost.rpc.peer import Peer
+    from mcphost.transports.factory import make_transport
+
+    local = LocalServer("mine", [ADD], handler)
+    config = ServerConfig(name="mine", type="local")
+    transport = make_transport(config, environ={}, max_message_size=1 << 20, in_process={"mine": local.serve})
+    assert isinstance(local.peer, Peer)
+    await transport.start()
+    for offered in (SUPPORTED_VERSIONS[-1], SUPPORTED_VERSIONS[0]):
+        session = ClientSession("mine", transport, client_info={"name": "t", "version": "1"},
+                                versions=(offered, *SUPPORTED_VERSIONS))
+        await session.open()
+        assert session.protocol_version == offered  # answered with the version asked for
+        assert (await session.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))[
+            "structuredContent"] == {"sum": 3}
+        with pytest.raises(ServerError, match="not served by local tools") as info:
+            await session.request("prompts/list", {})
+        assert info.value.code == -32601
+        await session.aclose(1)
+        transport = make_transport(config, environ={}, max_message_size=1 << 20, in_process={"mine": local.serve})
+        await transport.start()
+    await transport.aclose(1)
+    with pytest.raises(ConfigurationError, match="register_tools"):
+        make_transport(config, environ={}, max_message_size=1 << 20)

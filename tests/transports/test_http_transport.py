@@ -405,7 +405,7 @@ async def test_a_url_that_serves_neither_transport_says_both() -> None:
 async def test_calls_waiting_for_a_connection_during_a_renewal_go_on_the_new_session() -> None:
     # Two connections for eight calls: most wait in the pool while the session is renewed.
     # Each keeps the session it was sent on: a 404 sends it again on the new one.
-    from mcphost.transports.probe import HttpTransport
+    from mcphost.transports.http_auto import HttpTransport
 
     async with RemoteServer(get_stream=False) as server:
         host = MCPHost(config(server.url), retry=NO_RETRY,

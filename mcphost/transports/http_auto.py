@@ -1,19 +1,20 @@
 """``type: "http"``: Streamable HTTP, and the legacy transport when the server only speaks that.
 
 Layer 2, over :mod:`.http` and :mod:`.sse`. The spec's "Backwards Compatibility" section
-tells a client that wants to reach servers of either era to:
+(2025-03-26) tells a client that wants to reach servers of either era to:
 
 1. POST the ``InitializeRequest`` to the URL, as Streamable HTTP does;
 2. if that fails with 400, 404 or 405, GET the URL expecting an SSE stream whose first
    event is ``endpoint``: the server is a 2024-11-05 HTTP+SSE one, and the session goes on
    over it.
 
-:class:`HttpTransport` does exactly that, inside the transport: the ``initialize`` that was
-refused is sent again over the legacy transport, and every message after it too; the
-session above sees one ``initialize`` and one answer. A URL that serves neither fails the
-start with both answers ("HTTP 404 to initialize, and no legacy HTTP+SSE endpoint at this
-URL either: GET 127.0.0.1:8080: HTTP 404 Not Found"). ``legacy_fallback=False`` turns the
-probe off (a 400 to ``initialize`` is then just an error).
+:class:`HttpTransport` does that without reading a message: the *first message sent*
+(whatever it is; the client session's first is its ``InitializeRequest``) is the probe. If
+its POST gets 400, 404 or 405, that message is sent again over the legacy transport, and
+every message after it too; the session above sees one request and one answer. A URL that
+serves neither fails the start with both answers ("HTTP 404 Not Found to initialize, and
+no legacy HTTP+SSE endpoint at this URL either: GET 127.0.0.1:8080: HTTP 404 Not Found").
+``legacy_fallback=False`` turns the probe off (a 400 is then just an error).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any
 from ..errors import MCPHostError
 from ..wire.http11 import Response
 from .base import REQUEST, Gone
-from .http import StreamableHttpTransport, _Post
+from .http import StreamableHttpTransport
+from .remote import PostExchange
 from .sse import SseTransport
 
 __all__ = ["HttpTransport"]
@@ -60,22 +62,25 @@ class HttpTransport(StreamableHttpTransport):
     def needs_drain(self, value: bool) -> None:
         self._own_drain = value
 
-    def refused_initialize(self, post: _Post, response: Response) -> bool:
+    def refused_first(self, post: PostExchange, response: Response) -> bool:
         if not self.legacy_fallback or self.legacy is not None or self._switch is not None or not self.live:
             return False
         status = f"HTTP {response.status} {response.reason}".rstrip()
-        logger.info("%s: %s to initialize; trying the legacy HTTP+SSE transport at the same URL", self.name, status)
+        logger.info("%s: %s to the first message; trying the legacy HTTP+SSE transport at the same URL",
+                    self.name, status)
         self._switch = asyncio.get_running_loop().create_task(self._fall_back(post, status))
         return True
 
-    async def _fall_back(self, post: _Post, status: str) -> None:
+    async def _fall_back(self, post: PostExchange, status: str) -> None:
         legacy = SseTransport(self.name, self.url, headers=self.headers, **self._legacy_options)
+        legacy.trace.bodies = self.trace.bodies
         try:
             await legacy.start()
         except MCPHostError as exc:
             await legacy.aclose(0)
             waiting, self._waiting = self._waiting, []
-            self.fail_request(post.rid, f"{status} to initialize, and no legacy HTTP+SSE endpoint at this URL "
+            what = post.rpc_method or "the first message"
+            self.fail_request(post.rid, f"{status} to {what}, and no legacy HTTP+SSE endpoint at this URL "
                                         f"either: {exc.message}")
             for data, kind, method, now in waiting:  # sent as they would have been
                 super().send(data, kind, method, now)
@@ -91,7 +96,7 @@ class HttpTransport(StreamableHttpTransport):
         self.stop()  # this transport's connections are not needed any more
         if self._receiver is not None:
             legacy.set_receiver(self._receiver)
-        legacy.send(post.data, REQUEST, "initialize")
+        legacy.send(post.data, post.kind, post.rpc_method)
         waiting, self._waiting = self._waiting, []
         for data, kind, method, now in waiting:
             legacy.send(data, kind, method, now)
@@ -110,6 +115,20 @@ class HttpTransport(StreamableHttpTransport):
     def negotiated(self, version: str) -> None:
         if self.legacy is None:  # the legacy transport has no version header, no GET stream
             super().negotiated(version)
+
+    def forget(self, request_id: Any) -> None:
+        legacy = self.legacy
+        if legacy is not None:
+            legacy.forget(request_id)
+        else:
+            super().forget(request_id)
+
+    def give_up(self, reason: str) -> None:
+        legacy = self.legacy
+        if legacy is not None:
+            legacy.give_up(reason)
+        else:
+            super().give_up(reason)
 
     async def drain(self) -> None:
         legacy = self.legacy
