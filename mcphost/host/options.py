@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..policy import RetryPolicy
 from .observe import check_level
 from .permissions import Permissions
+from .search_semantic import check_embedder
 
 __all__ = ["CHECKS", "DEFAULT_MAX_PAGES", "check_options"]
 
@@ -105,6 +106,10 @@ def _log_level(value: Any) -> None:
     check_level(value)
 
 
+def _tool_search(value: Any) -> None:
+    check_embedder(value)  # the search room's own check, in its own words
+
+
 #: One check per option of ``MCPHost.__init__`` (``config`` is checked by ``initialize``).
 CHECKS: Final[Mapping[str, Callable[[Any], None]]] = {
     "roots": _roots,
@@ -130,6 +135,7 @@ CHECKS: Final[Mapping[str, Callable[[Any], None]]] = {
     "log_level": _log_level,
     "trace_bodies": lambda v: _flag("trace_bodies", v),
     "permissions": lambda v: _instance("permissions", v, Permissions, "a mcphost.Permissions"),
+    "tool_search": _tool_search,
 }
 
 
