@@ -109,11 +109,16 @@ class MCPHostError(Exception):
         return self.message
 
 
+#: What ``str()`` of an error puts between its message and its stderr tail (one line each
+#: after it); the one place that writes it, for readers of ``str()`` (the command line).
+TAIL_HEADING = "; last stderr lines:"
+
+
 def _with_tail(message: str, tail: list[str]) -> str:
     """``message`` and then the last lines of a tail, as ``str()`` shows them."""
     if not tail:
         return message
-    return message + "; last stderr lines:\n  " + "\n  ".join(tail[-10:])
+    return message + TAIL_HEADING + "\n  " + "\n  ".join(tail[-10:])
 
 
 class CallerError(MCPHostError):

@@ -272,7 +272,7 @@ class Supervisor:
             except ServerStartupError as err:
                 failed.append(err)
                 if len(failed) > policy.retries or not err.transient:
-                    raise startup_errors.after_attempts(err, failed) from err.__cause__
+                    raise self._gave_up(handle, startup_errors.after_attempts(err, failed)) from err.__cause__
             delay = policy.delay(len(failed), self.random())
             last = failed[-1]
             reason = startup_errors.headline(last)
@@ -280,13 +280,17 @@ class Supervisor:
                 spent = f"its start budget of {policy.start_budget or self.retry.start_budget or 0:g} s is spent"
                 logger.info("%s: start failed (%s); %s", handle.name, reason, spent,
                             extra={"event": "server_start_budget_spent", "server": handle.name})
-                raise startup_errors.after_attempts(last, failed, spent) from last.__cause__
+                raise self._gave_up(handle, startup_errors.after_attempts(last, failed, spent)) from last.__cause__
             logger.info("%s: start failed (%s); try %d of %d in %.1f s", handle.name, reason,
                         len(failed) + 1, policy.retries + 1, delay, extra={"event": "server_retrying", "server": handle.name})
             self.handlers.emit({"type": "server_retrying", "server": handle.name, "data": {
                 "attempt": len(failed) + 1, "attempts": policy.retries + 1, "delay": delay, "error": reason,
                 "stderr_tail": last.stderr_tail[-10:]}})
             await self.sleep(delay)
+
+    def _gave_up(self, handle: ServerHandle, err: ServerStartupError) -> ServerStartupError:
+        handle.error = self.redactor.error(err)  # the server's error says how many tries there were
+        return err
 
     async def _start(self, handle: ServerHandle, left: float | None = None) -> None:
         """One try, within the start-up timeout (or ``left`` of the start budget, if less)."""
