@@ -19,17 +19,22 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    CallerError,
     ConfigurationError,
+    ConnectionFault,
     MCPHostError,
+    OutputValidationError,
     PermissionDeniedError,
     ProtocolError,
     RoutingError,
     RpcError,
     SchemaError,
     ServerError,
+    ServerFault,
     ServerStartupError,
     ServerUnavailableError,
     TimeoutError,
+    TransportError,
     UsageError,
     ValidationError,
 )
@@ -46,6 +51,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MCPHost",
     "MCPHostError",
+    "CallerError",
+    "ServerFault",
+    "ConnectionFault",
     "ConfigurationError",
     "ServerStartupError",
     "ServerUnavailableError",
@@ -55,6 +63,8 @@ __all__ = [
     "TimeoutError",
     "ProtocolError",
     "ServerError",
+    "OutputValidationError",
+    "TransportError",
     "PermissionDeniedError",
     "UsageError",
     "RpcError",

@@ -3,7 +3,8 @@
 A server may be buggy or hostile: every size, count and depth it controls is bounded, each
 bound configurable through ``MCPHost(bounds=Bounds(...))``. A violation is that server's
 ``ProtocolError`` (or a refused request), never a stall or a memory blow-up of the host.
-``docs/reliability.md`` lists every bound with its default.
+``docs/reliability.md`` lists every bound with its default. A bad bound is the caller's
+``UsageError`` (still a ``ValueError``, as it was before the error tree said whose fault).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
+
+from .errors import UsageError
 
 __all__ = ["Bounds", "NAME_RULE", "CONTROL"]
 
@@ -45,7 +48,7 @@ class Bounds:
                      "max_error_length"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
-                raise ValueError(f"Bounds.{name} must be a positive integer, not {value!r}")
+                raise UsageError(f"Bounds.{name} must be a positive integer, not {value!r}")
 
 
 def clip(text: str, limit: int) -> str:

@@ -9,6 +9,9 @@ import mcphost
 PUBLIC = [
     "MCPHost",
     "MCPHostError",
+    "CallerError",
+    "ServerFault",
+    "ConnectionFault",
     "ConfigurationError",
     "ServerStartupError",
     "ServerUnavailableError",
@@ -18,6 +21,8 @@ PUBLIC = [
     "TimeoutError",
     "ProtocolError",
     "ServerError",
+    "OutputValidationError",
+    "TransportError",
     "PermissionDeniedError",
     "UsageError",
     "RpcError",

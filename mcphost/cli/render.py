@@ -13,6 +13,7 @@ import json
 import textwrap
 from typing import Any, Final
 
+from ..errors import TAIL_HEADING
 from .report import clean, excerpt
 
 __all__ = ["Style", "render_inspect"]
@@ -108,9 +109,9 @@ def _error(name: str, text: str) -> str:
     line that says why."""
     first, *tail = text.splitlines()
     first = first.removeprefix(f"{name}: ")
-    if first.endswith("; last stderr lines:"):
+    if first.endswith(TAIL_HEADING):  # get_tools() gives str() of the error: its tail after the heading
         said = excerpt([line.strip() for line in tail], 1)
-        first = first.removesuffix("; last stderr lines:") + (f" (stderr: {said[0]})" if said else "")
+        first = first.removesuffix(TAIL_HEADING) + (f" (stderr: {said[0]})" if said else "")
     return clean(first)[:300]
 
 

@@ -54,8 +54,7 @@ def excerpt(tail: list[str], lines: int = 3) -> list[str]:
 
 
 def _first_line(exc: MCPHostError) -> str:
-    first = str(exc).partition("\n")[0]
-    return first.removesuffix("; last stderr lines:")
+    return MCPHostError.__str__(exc).partition("\n")[0]  # the message, without the tail
 
 
 # What a remote transport appends to a failure it records: "(POST initialize)".

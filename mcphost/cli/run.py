@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from ..host.supervisor import is_package_runner
+from ..host.startup_errors import is_package_runner
 from .report import clean, excerpt
 
 __all__ = ["Interrupts", "run", "started_host"]

@@ -5,7 +5,9 @@ states, signals), ``renewal`` (what follows a renewed session), ``local`` (the
 application's own tools, served in process), ``registry`` (discovery, paging, list_changed), ``router`` (qualified
 names, URIs, the route cache), ``validation`` (tool schemas), ``handlers`` (the
 application's callbacks and events), ``requests`` (prompts, resources, completion...),
-``configload`` (reading the configuration), ``handle`` (one server's record).
+``configload`` (reading the configuration), ``handle`` (one server's record),
+``options`` (the constructor's options, checked), ``startup_errors`` (what a failed start
+says).
 """
 
 from .facade import MCPHost

@@ -61,6 +61,7 @@ from .handlers import Callbacks, Handlers
 from .lifecycle import HostLifecycle
 from .local import ToolHandler
 from .observe import CallHook, Observability
+from .options import check_options
 from .permissions import Permissions
 from .queries import Queries
 from .registry import Registry
@@ -87,12 +88,13 @@ def _ignore(_params: JSONObject) -> None:
     return None
 
 
-def _as_arguments(name: str, params: Any) -> dict[str, Any]:
+def _as_arguments(name: str, params: Any, what: str = "arguments") -> dict[str, Any]:
     if isinstance(params, Mapping):
         return dict(params)
     if params is None:
         return {}
-    raise UsageError(f"arguments of {name!r} must be a mapping, not {type(params).__name__}")
+    raise observe.refused(UsageError(f"{what} of {name!r} must be a mapping, not {type(params).__name__}"),
+                          "tools/call")
 
 
 class MCPHost:
@@ -137,6 +139,7 @@ class MCPHost:
         permissions: Permissions | None = None,
         tool_search: Embedder | None = None,
     ) -> None:
+        check_options(locals())  # every bad option is a UsageError, here rather than later
         self.validate_messages = validate_messages
         # None: no timeout (the deadlines' "0 or inf").
         self.request_timeout = 0.0 if request_timeout is None else request_timeout
@@ -363,10 +366,10 @@ class MCPHost:
             UsageError: the arguments cannot be sent as JSON; the host is not running.
             ServerError, TimeoutError, ServerUnavailableError, ProtocolError.
         """
-        route = self._tool_routes.get(name)
+        route = self._tool_routes.get(name) if type(name) is str else None  # else: the router says why
         if route is None or route.generation != route.handle.route_generation:
             if self.lifecycle.state in _NOT_YET:
-                raise UsageError(f"call_tool({name!r}) before initialize() finished")
+                raise observe.refused(UsageError(f"call_tool({name!r}) before initialize() finished"), "tools/call")
             route = self.router.tool(name)  # raises if the server is not ready, saying why
         handle = route.handle
         arguments = params if type(params) is dict else _as_arguments(name, params)
@@ -383,7 +386,7 @@ class MCPHost:
         options = None
         if timeout is not None or meta or task or max_timeout or reset_timeout_on_progress or not route.plain:
             if meta:
-                request["_meta"] = dict(meta)
+                request["_meta"] = _as_arguments(name, meta, "meta")
             if task and route.task_support == "forbidden":
                 # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
                 raise UsageError(

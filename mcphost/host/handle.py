@@ -61,6 +61,9 @@ class ServerHandle:
         self.ready_since: float | None = None
         #: Requests that timed out since the server last started.
         self.timeouts = 0
+        #: The method of a timed-out request that is being tried again: its timeout is not
+        #: counted unless the retry times out too (see ``Supervisor._on_timeout``).
+        self.timeout_grace: str | None = None
         #: Seconds its last successful start took (spawn, handshake, discovery).
         self.start_seconds: float | None = None
         #: It started once: a package runner has its package by now (no install timeout).
@@ -122,7 +125,8 @@ class ServerHandle:
                     err.message, server=self.name, exit_code=err.exit_code, stderr_tail=err.stderr_tail
                 )
             reason = f": {err.message}" if err is not None else ""
-            raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name)
+            raise ServerUnavailableError(f"server is {self._state.value}{reason}", server=self.name,
+                                         stderr_tail=getattr(err, "stderr_tail", None))
         return session
 
     def info(self, include_unavailable: bool = False,

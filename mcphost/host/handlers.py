@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from ..errors import ConfigurationError, RpcError
+from ..errors import RpcError, UsageError
 from ..protocol import jsonrpc
 from ..protocol.legacy import client_capabilities
 from ..rpc.taskset import TaskSet
@@ -182,8 +182,11 @@ class Callbacks:
         ``initialize``) for anything else it serves. Capabilities are declared in the
         handshake: register before :meth:`initialize`.
         """
+        _callable("register_callback", cb)
         self._handlers.callback = cb
         self._handlers.callback_sampling = bool(sampling)
+        if capabilities is not None and not isinstance(capabilities, Mapping):
+            raise UsageError(f"capabilities must be a mapping (or None), not {type(capabilities).__name__}")
         if capabilities:
             self._handlers.extra_capabilities.update(capabilities)
 
@@ -192,6 +195,7 @@ class Callbacks:
         Declares ``sampling`` (``sampling.tools`` with ``tools=True``, 2025-11-25+). Register
         before :meth:`initialize`: capabilities are declared in the handshake."""
         self._before_start("on_sampling")
+        _callable("on_sampling", handler)
         self._handlers.sampling = handler
         self._handlers.sampling_tools = tools
 
@@ -201,20 +205,24 @@ class Callbacks:
         """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``. Declares
         ``elicitation`` (form and/or URL mode; none below 2025-06-18)."""
         self._before_start("on_elicitation")
+        _callable("on_elicitation", handler)
         self._handlers.elicitation = handler
         self._handlers.elicitation_form = form
         self._handlers.elicitation_url = url
 
     def on_roots(self, handler: Callable[[str], Any]) -> None:
         """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+        _callable("on_roots", handler)
         self._handlers.roots_handler = handler
 
     def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
         """Receive ``notifications/message`` params: ``handler(server, params)``."""
+        _callable("on_log", handler)
         self._handlers.log.append(handler)
 
     def on_progress(self, handler: Callable[[str, JSONObject], Any]) -> None:
         """Receive every ``notifications/progress`` params: ``handler(server, params)``."""
+        _callable("on_progress", handler)
         self._handlers.progress.append(handler)
         for handle in self._servers.values():
             if handle.session is not None:
@@ -229,10 +237,17 @@ class Callbacks:
         ``attempt``, ``attempts``, ``delay``, ``error``), ``server_restarting``,
         ``server_gave_up``, ``session_renewed`` (an HTTP server's session was renewed:
         its log level and subscriptions told again, its lists fetched again)."""
+        _callable("on_event", handler)
         self._handlers.events.append(handler)
 
     def _before_start(self, what: str) -> None:
         self._lifecycle.warn_if_started(what)
+
+
+def _callable(method: str, handler: Any) -> None:
+    """A handler given to ``method`` must be callable: said now, not when it is called."""
+    if not callable(handler):
+        raise UsageError(f"{method}() takes a function, not {type(handler).__name__}")
 
 
 def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:
@@ -246,7 +261,7 @@ def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root
         elif isinstance(root, Mapping) and isinstance(root.get("uri"), str):
             out.append(cast(Root, dict(root)))
         else:
-            raise ConfigurationError(f"invalid root {root!r}: expected a path, a URI or {{'uri': ...}}")
+            raise UsageError(f"invalid root {root!r}: expected a path, a URI or {{'uri': ...}}")
     return out
 
 

@@ -5,7 +5,9 @@ Layer 4. Every request the host sends ends in :func:`completed` or :func:`failed
 latency goes into the server's histogram (per tool, per method), a failure is counted by
 kind (:func:`mcphost.metrics.error_kind`), the application's ``on_call`` hooks get one
 record, and the ``mcphost.requests`` logger gets ``request_completed`` (DEBUG) or
-``request_failed`` (INFO). The fast path of ``call_tool`` records its latency itself and
+``request_failed`` (INFO). A request refused before anything was sent (an unknown name, a
+denied tool, invalid arguments, a usage mistake) goes through :func:`refused`: one
+``request_refused`` record each, bounded (see there). The fast path of ``call_tool`` records its latency itself and
 comes here only when a hook or DEBUG logging wants the record.
 
 :class:`Observability` is the part of the public API this module serves
@@ -17,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..errors import MCPHostError, UsageError
 from ..metrics import error_kind
@@ -27,7 +29,8 @@ from ..metrics.prometheus import Family, render
 if TYPE_CHECKING:
     from .handle import ServerHandle
 
-__all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "restore_levels", "completed", "failed", "requests_log"]
+__all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "restore_levels", "completed", "failed", "refused",
+           "requests_log"]
 
 #: Request logs (event ``request_completed`` at DEBUG, ``request_failed`` at INFO).
 requests_log = logging.getLogger("mcphost.requests")
@@ -35,7 +38,7 @@ logger = logging.getLogger("mcphost.host.observe")
 
 #: What an ``on_call`` hook receives: ``server``, ``method``, ``tool`` (None unless
 #: ``tools/call``), ``duration`` (seconds), ``outcome`` (``"ok"``, ``"is_error"`` or a kind
-#: of failure: ``server_error``, ``timeout``, ``cancelled``, ``unavailable``, ``validation``,
+#: of failure: ``server_error``, ``timeout``, ``cancelled``, ``unavailable``, ``transport``, ``validation``,
 #: ``protocol``, ``other``), ``request_id`` (the JSON-RPC id, when known), ``error`` (the
 #: message of a failure, else None).
 CallRecord = dict[str, Any]
@@ -62,6 +65,42 @@ def completed(handle: ServerHandle, method: str, tool: str | None, seconds: floa
     if handle.call_hooks:
         _tell(handle.call_hooks, {"server": handle.name, "method": method, "tool": tool, "duration": seconds,
                                   "outcome": outcome, "request_id": request_id, "error": None})
+
+
+#: At most this many ``request_refused`` records a minute at INFO; the others are DEBUG (a
+#: model looping on a bad call must not flood the application's log).
+REFUSALS_PER_MINUTE: Final = 20
+#: Characters of a refusal's message kept in its record.
+REFUSAL_LENGTH: Final = 500
+_refusals = {"window": 0.0, "count": 0, "quiet": 0}
+
+_E = TypeVar("_E", bound=MCPHostError)
+
+
+def refused(exc: _E, method: str | None = None) -> _E:
+    """Log ``exc``, a request refused before anything was sent (FR7.4), and return it to be
+    raised: one ``request_refused`` record, its message clipped to
+    :data:`REFUSAL_LENGTH`, at INFO for the first :data:`REFUSALS_PER_MINUTE` of a minute
+    and at DEBUG after that (the first INFO record of the next minute says how many)."""
+    now = time.monotonic()
+    state = _refusals
+    if now - state["window"] >= 60.0:
+        state["window"], state["count"], quiet = now, 0, int(state["quiet"])
+        state["quiet"] = 0
+        if quiet:
+            requests_log.info("%d more request(s) were refused in the last minute (logged at DEBUG)", quiet)
+    state["count"] += 1
+    loud = state["count"] <= REFUSALS_PER_MINUTE
+    if not loud:
+        state["quiet"] += 1
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if len(text) > REFUSAL_LENGTH:
+        text = text[:REFUSAL_LENGTH] + "…"
+    requests_log.log(logging.INFO if loud else logging.DEBUG, "%s refused (%s): %s", method or "request",
+                     type(exc).__name__, text,
+                     extra={"event": "request_refused", "server": exc.server, "method": method,
+                            "outcome": type(exc).__name__})
+    return exc
 
 
 def failed(handle: ServerHandle, method: str, tool: str | None, seconds: float, exc: MCPHostError,
@@ -148,6 +187,8 @@ class Observability:
         ``tool``, ``duration`` (s), ``outcome``, ``request_id``, ``error``. For exporting to
         OpenTelemetry or anything else; a hook that raises is logged, never the call's
         failure."""
+        if not callable(hook):
+            raise UsageError(f"on_call() takes a function, not {type(hook).__name__}")
         self.call_hooks.append(hook)
 
 

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 
 from ..config.model import ToolFilter
+from ..errors import UsageError
 
 __all__ = ["CapabilitySet", "Permissions", "resource_name"]
 
@@ -42,25 +43,28 @@ class Permissions:
     @staticmethod
     def _compile(pattern: str) -> re.Pattern[str]:
         if not isinstance(pattern, str) or not pattern:
-            raise ValueError(f"a permission names a resource such as 'mcp:server:tool', not {pattern!r}")
+            raise UsageError(f"a permission names a resource such as 'mcp:server:tool', not {pattern!r}")
         return re.compile(fnmatch.translate(pattern))
 
     def grant(self, resource: str, *rights: str) -> Permissions:
         """Allow ``rights`` (default ``execute``) on ``resource`` (a pattern); returns self."""
         compiled = self._compile(resource)
-        for right in rights or (EXECUTE,):
+        for right in _rights(rights):
             self._grants.setdefault(right, []).append(compiled)
         return self
 
     def deny(self, resource: str, *rights: str) -> Permissions:
         """Refuse ``rights`` (default ``execute``) on ``resource``, whatever is granted."""
         compiled = self._compile(resource)
-        for right in rights or (EXECUTE,):
+        for right in _rights(rights):
             self._denials.setdefault(right, []).append(compiled)
         return self
 
     def has(self, resource: str, right: str = EXECUTE) -> bool:
         """Whether ``right`` on ``resource`` is granted and not denied."""
+        if not isinstance(resource, str) or not isinstance(right, str):
+            raise UsageError(f"Permissions.has(resource, right) takes strings, not {type(resource).__name__} "
+                             f"and {type(right).__name__}")
         if any(p.match(resource) for p in self._denials.get(right, ())):
             return False
         return any(p.match(resource) for p in self._grants.get(right, ()))
@@ -72,12 +76,20 @@ class Permissions:
     def from_tool_filter(cls, server: str, tools: ToolFilter) -> Permissions:
         """The rules of a server's ``tools`` filter in ``mcp.json``: its ``allow`` globs
         granted (every tool when there are none), its ``deny`` globs denied."""
+        if not isinstance(server, str) or not isinstance(tools, ToolFilter):
+            raise UsageError("Permissions.from_tool_filter(server, tools) takes a server name and a ToolFilter")
         rules = cls()
         for pattern in tools.allow or ("*",):
             rules.grant(resource_name(server, pattern))
         for pattern in tools.deny:
             rules.deny(resource_name(server, pattern))
         return rules
+
+
+def _rights(rights: tuple[str, ...]) -> tuple[str, ...]:
+    if not all(isinstance(right, str) for right in rights):
+        raise UsageError(f"rights are strings such as {EXECUTE!r}, not {rights!r}")
+    return rights or (EXECUTE,)
 
 
 #: The client-manager API's name for the same thing.

@@ -108,7 +108,7 @@ class Queries:
         ``allow_stale=True`` serves an expired one, marked in ``_meta``, when the server
         cannot answer (docs/observability.md)."""
         try:
-            handle: ServerHandle | None = self._router.resource(uri, server)
+            handle: ServerHandle | None = self._router.resource(uri, server, quiet=True)
         except MCPHostError as exc:  # not routable now; a stale entry may still serve
             handle = self._servers.get(exc.server or server or "") if allow_stale else None
             if handle is None and allow_stale and isinstance(uri, str):
@@ -151,7 +151,7 @@ class Queries:
 
     async def set_log_level(self, server: str | None, level: str) -> None:
         """Send ``logging/setLevel`` to ``server`` (or every server declaring ``logging``)."""
-        if level not in LOG_LEVELS:
+        if not isinstance(level, str) or level not in LOG_LEVELS:
             raise UsageError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
         handles = [self._router.handle(server)] if server else [
             h for h in self._servers.values()
@@ -236,6 +236,12 @@ class Queries:
         fail_fast = configured_fail_fast(self._lifecycle.config, fail_fast)
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise UsageError(f"concurrency must be an integer of 1 or more, not {concurrency!r}")
+        if servers is not None and (isinstance(servers, (str, bytes)) or not hasattr(servers, "__iter__")):
+            raise UsageError(f"servers must be a list of server names (or None), not {type(servers).__name__}")
+        if uri_filter is not None and not isinstance(uri_filter, str) and not callable(uri_filter):
+            raise UsageError(f"uri_filter must be a glob or a function (or None), not {type(uri_filter).__name__}")
+        if not isinstance(fail_fast, bool):
+            raise UsageError(f"fail_fast must be True or False, not {type(fail_fast).__name__}")
         names = list(self._servers) if servers is None else list(servers)
         handles = [self._router.handle(name) for name in names]  # unknown names: RoutingError
         if isinstance(uri_filter, str):
@@ -255,8 +261,7 @@ class Queries:
                 except MCPHostError as exc:
                     errors.append({"server": handle.name, "uri": listed["uri"], "error": str(exc)})
                     if fail_fast:
-                        exc.errors = errors  # type: ignore[attr-defined]
-                        raise
+                        raise exc.with_errors(errors) from exc.__cause__
                     return
             found.append({"server": handle.name, "priority": handle.config.priority,
                           "domains": list(handle.config.domains), "uri": listed["uri"],

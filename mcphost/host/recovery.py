@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigurationError, MCPHostError, ServerStartupError
+from ..errors import ConfigurationError, MCPHostError, ServerStartupError, TimeoutError
 from ..policy import RetryPolicy, is_transient
 from ..protocol.lifecycle import ServerState
 
@@ -33,14 +33,35 @@ if TYPE_CHECKING:
     from .handle import ServerHandle
     from .supervisor import Supervisor
 
-__all__ = ["Recovery", "retry", "retry_call", "retry_safe", "retrying"]
+__all__ = ["RETRIED_METHODS", "Recovery", "grace", "retry", "retry_call", "retry_safe", "retrying"]
 
 logger = logging.getLogger("mcphost.host.recovery")
 
 _T = TypeVar("_T")
 
+#: The requests the host tries again after a transient failure, known by their method alone
+#: (``tools/call`` depends on the tool's annotations, which the timeout does not see).
+RETRIED_METHODS: frozenset[str] = frozenset({"prompts/get", "resources/read", "completion/complete",
+                                              "tasks/list"})
+
 #: Set while a retry runs its request again: a nested failure is not retried twice over.
 retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcphost_retrying", default=False)
+
+
+def grace(handle: ServerHandle, method: str, policy: RetryPolicy) -> bool:
+    """A request of ``method`` timed out: is its timeout left uncounted until its retry
+    has run? Yes for a request the host tries again (:data:`RETRIED_METHODS`, when
+    ``policy`` allows a retry) unless one is already waiting for its verdict: without this,
+    the timeout would mark the server unavailable (FR6.3) and the retry (FR7.1) would find
+    nothing to talk to. The retry settles it: an answer clears it (:func:`retry`), a second
+    timeout counts."""
+    if handle.timeout_grace is None and method in RETRIED_METHODS and policy.retries > 0:
+        handle.timeout_grace = method
+        logger.info("%s: %s timed out; it is tried again before the server is considered unavailable",
+                    handle.name, method, extra={"event": "request_timeout_grace", "server": handle.name})
+        return True
+    handle.timeout_grace = None
+    return False
 
 
 class Recovery:
@@ -97,12 +118,11 @@ class Recovery:
         why = handle.error.message.splitlines()[0] if handle.error is not None else "it failed"
         message = f"gave up after {attempts} restart(s) in a row: {why}"
         logger.error("%s: %s", handle.name, message, extra={"event": "server_gave_up", "server": handle.name})
-        if handle.state is ServerState.UNAVAILABLE:
-            # Nothing runs any more (the restart's own stop failed it otherwise).
-            handle.error = ServerStartupError(message, server=handle.name)
-        elif handle.error is not None:
-            handle.error.message = message
-            handle.error.args = (message,)
+        # A new error (errors are not changed once made), keeping what the last one knew.
+        last = handle.error if handle.state is not ServerState.UNAVAILABLE else None
+        handle.error = ServerStartupError(message, server=handle.name,
+                                          stderr_tail=getattr(last, "stderr_tail", None),
+                                          attempts=list(getattr(last, "attempts", [])))
         self.supervisor.handlers.emit({"type": "server_gave_up", "server": handle.name, "data": message})
 
     def pending(self, name: str) -> asyncio.Task[None] | None:
@@ -157,11 +177,16 @@ async def retry(
             await asyncio.wait({restart})  # bounded by the restart policy itself
         token = retrying.set(True)
         try:
-            return await again()
+            result = await again()
         except MCPHostError as exc:
             error = supervisor.redactor.error(exc)
+        else:
+            handle.timeout_grace = None  # it answered: the timeout before was a slow moment
+            return result
         finally:
             retrying.reset(token)
+        if not isinstance(error, TimeoutError):
+            handle.timeout_grace = None  # it answered (wrongly), or went away: no pending verdict
     raise error
 
 

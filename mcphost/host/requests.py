@@ -60,7 +60,7 @@ async def get_prompt(
     router: Router, name: str, arguments: Mapping[str, Any] | None, timeout: float | None
 ) -> GetPromptResult:
     if arguments is not None and not isinstance(arguments, Mapping):
-        raise UsageError(f"arguments of prompt {name!r} must be a mapping, not {type(arguments).__name__}")
+        raise observe.refused(UsageError(f"arguments of prompt {name!r} must be a mapping, not {type(arguments).__name__}"))
     handle, prompt_name = router.prompt(name)
     session = handle.require_ready()
     params: dict[str, Any] = {"name": prompt_name}
@@ -87,7 +87,7 @@ async def set_log_level(handles: list[ServerHandle], level: str) -> None:
     for handle in handles:
         session = handle.require_ready()
         if not session.has_capability("logging"):
-            raise RoutingError("server does not declare the logging capability", server=handle.name)
+            raise observe.refused(RoutingError("server does not declare the logging capability", server=handle.name))
         await timed(handle, session.request("logging/setLevel", {"level": level}), "logging/setLevel")
         handle.log_level = level  # told again to a renewed session
 
@@ -96,7 +96,7 @@ async def subscription(router: Router, method: str, uri: str, server: str | None
     handle = router.resource(uri, server)
     session = handle.require_ready()
     if not session.has_capability("resources", "subscribe"):
-        raise RoutingError("server does not support resource subscriptions", server=handle.name)
+        raise observe.refused(RoutingError("server does not support resource subscriptions", server=handle.name))
     await timed(handle, session.request(method, {"uri": uri}), method)
     if method == "resources/subscribe":  # subscribed again on a renewed session
         handle.subscriptions.add(uri)
@@ -136,7 +136,7 @@ async def complete(
     timeout: float | None,
 ) -> JSONObject:
     if not isinstance(ref, Mapping) or not isinstance(argument, Mapping):
-        raise UsageError("complete(ref, argument): both must be mappings")
+        raise observe.refused(UsageError("complete(ref, argument): both must be mappings"))
     kind = ref.get("type")
     sent = dict(ref)
     if kind == "ref/prompt":
@@ -146,10 +146,10 @@ async def complete(
         uri = str(ref.get("uri"))
         handle = router.handle(server) if server else router.template(uri)
     else:
-        raise RoutingError(f"completion ref type {kind!r} is not 'ref/prompt' or 'ref/resource'")
+        raise observe.refused(RoutingError(f"completion ref type {kind!r} is not 'ref/prompt' or 'ref/resource'"))
     session = handle.require_ready()
     if not session.supports_completions():
-        raise RoutingError("server does not declare the completions capability", server=handle.name)
+        raise observe.refused(RoutingError("server does not declare the completions capability", server=handle.name))
     params: dict[str, Any] = {"ref": sent, "argument": dict(argument)}
     if context and session.version.structured_content:  # context exists from 2025-06-18
         params["context"] = dict(context)

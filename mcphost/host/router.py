@@ -19,6 +19,7 @@ from ..errors import PermissionDeniedError, RoutingError, UsageError
 from ..policy import retry_safe_tool
 from ..protocol.uritemplate import compile_template
 from .handle import ServerHandle
+from .observe import refused
 from .permissions import Permissions, resource_name
 
 if TYPE_CHECKING:
@@ -97,16 +98,16 @@ class Router:
         handle = self.servers.get(server) if isinstance(server, str) else None
         if handle is None:
             shown = clip(server, 100) if isinstance(server, str) else server
-            raise RoutingError(f"unknown server {shown!r} (servers: {_listing(self.servers)})")
+            raise refused(RoutingError(f"unknown server {shown!r} (servers: {_listing(self.servers)})"))
         return handle
 
     def split(self, qualified: str, what: str) -> tuple[ServerHandle, str]:
         if not isinstance(qualified, str) or "." not in qualified:
             shown = clip(qualified, 100) if isinstance(qualified, str) else qualified
-            raise RoutingError(f"{what} name {shown!r} must be qualified as 'server.{what}'")
+            raise refused(RoutingError(f"{what} name {shown!r} must be qualified as 'server.{what}'"))
         server, _, name = qualified.partition(".")
         if not name:
-            raise RoutingError(f"{what} name {qualified!r} has nothing after 'server.'")
+            raise refused(RoutingError(f"{what} name {qualified!r} has nothing after 'server.'"))
         return self.handle(server), name
 
     def tool(self, name: str) -> ToolRoute:
@@ -124,24 +125,24 @@ class Router:
         tool = handle.tool_index.get(tool_name)
         if tool is None:
             if tool_name in handle.hidden_tools:
-                raise PermissionDeniedError(
+                raise refused(PermissionDeniedError(
                     f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
-                )
+                ))
             # Bounded: a suggestion is worth a few milliseconds, not a stall of the loop.
             close = difflib.get_close_matches(tool_name[:200], list(handle.tool_index)[:2000], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise RoutingError(
+            raise refused(RoutingError(
                 f"unknown tool {clip(tool_name, 100)!r} (tools of {handle.name}: "
                 f"{_listing(handle.tool_index)}){hint}",
                 server=handle.name,
-            )
+            ))
         permissions = self.permissions
         if permissions is not None and not permissions.allows(handle.name, tool_name):
             logger.warning("%s: calling tool %r is not permitted", handle.name, clip(tool_name, 100),
                            extra={"event": "permission_denied", "server": handle.name, "tool": tool_name})
-            raise PermissionDeniedError(
+            raise refused(PermissionDeniedError(
                 f"calling tool {clip(tool_name, 100)!r} is not permitted (no execute right on "
-                f"{clip(resource_name(handle.name, tool_name), 200)!r})", server=handle.name)
+                f"{clip(resource_name(handle.name, tool_name), 200)!r})", server=handle.name))
         route = ToolRoute(handle, session, tool_name, tool)
         if len(self.routes) >= _ROUTE_CACHE:
             self.routes.clear()
@@ -153,16 +154,27 @@ class Router:
         handle.require_ready()
         known = {str(p.get("name")) for p in handle.prompts}
         if prompt_name not in known:
-            raise RoutingError(
+            raise refused(RoutingError(
                 f"unknown prompt {clip(prompt_name, 100)!r} (prompts of {handle.name}: {_listing(known)})",
                 server=handle.name,
-            )
+            ))
         return handle, prompt_name
 
-    def resource(self, uri: str, server: str | None = None) -> ServerHandle:
-        """The server that serves ``uri``: exact URIs first, then templates."""
+    def resource(self, uri: str, server: str | None = None, *, quiet: bool = False) -> ServerHandle:
+        """The server that serves ``uri``: exact URIs first, then templates (``quiet``: a
+        lookup, not a request: a routing error is not logged as a refused request)."""
+        try:
+            return self.serving(uri, server)
+        except RoutingError as exc:
+            raise (exc if quiet else refused(exc)) from None
+
+    def serving(self, uri: str, server: str | None = None) -> ServerHandle:
+        """:meth:`resource` without its log record."""
         if server is not None:
-            return self.handle(server)
+            if not isinstance(server, str) or server not in self.servers:
+                raise RoutingError(f"unknown server {clip(server, 100) if isinstance(server, str) else server!r} "
+                                   f"(servers: {_listing(self.servers)})")
+            return self.servers[server]
         exact = _first_by_priority([h for h in self.servers.values() if any(r.get("uri") == uri for r in h.resources)])
         if len(exact) == 1:
             return exact[0]

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import os
 import random
-import re
 import signal
 import sys
 import threading
@@ -34,16 +33,18 @@ from ..errors import (
     MCPHostError,
     ServerStartupError,
     ServerUnavailableError,
+    UsageError,
 )
 from ..logs import STATE_EVENTS
 from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
+from . import startup_errors
 from .handle import ServerHandle
 from .handlers import Handlers
 from .local import LocalServer
 from .readcache import ReadCache
-from .recovery import Recovery
+from .recovery import Recovery, grace
 from .registry import Registry
 from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
@@ -79,7 +80,7 @@ class Supervisor:
         retry: RetryPolicy | None = None,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
-            raise ConfigurationError(
+            raise UsageError(
                 f"validate_messages must be 'strict', 'lenient' or 'off', not {validate_messages!r}"
             )
         self.servers = servers
@@ -166,6 +167,7 @@ class Supervisor:
         """
         _live.add(self)
         self._install_signal_handler()
+        deadline = self._deadline(self.retry)  # TR9.3: the whole host starts within the budget
         self.layers = [list(layer) for layer in layers]
         failures: dict[str, MCPHostError] = {}
         for layer in layers:
@@ -185,7 +187,8 @@ class Supervisor:
                 else:
                     handles.append(handle)
             # start() emits server_starting, then server_ready or server_failed.
-            outcomes = await asyncio.gather(*(self.start(h) for h in handles), return_exceptions=True)
+            outcomes = await asyncio.gather(*(self.start(h, deadline=deadline) for h in handles),
+                                            return_exceptions=True)
             for handle, outcome in zip(handles, outcomes):
                 if isinstance(outcome, asyncio.CancelledError):
                     # Its start was cancelled by a stop (this task was not: gather returned).
@@ -198,17 +201,7 @@ class Supervisor:
             if failures and require_all:
                 break
         if failures and require_all:
-            names = ", ".join(failures)
-            details = "\n".join(f"- {err}" for err in failures.values())
-            only = next(iter(failures.values())) if len(failures) == 1 else None
-            if only is not None and isinstance(only, ConfigurationError):
-                raise only
-            raise ServerStartupError(
-                f"{len(failures)} server(s) failed to start: {names}\n{details}",
-                server=only.server if only is not None else None,
-                stderr_tail=getattr(only, "stderr_tail", None),
-                failures=failures,
-            )
+            raise startup_errors.host_failed(failures)
         return {
             name: {
                 "ok": self.servers[name].state is ServerState.READY,
@@ -229,9 +222,10 @@ class Supervisor:
             logger.warning("%s", err, extra={"event": "server_failed", "server": name})
             self.handlers.emit({"type": "server_failed", "server": name, "data": str(err)})
 
-    async def start(self, handle: ServerHandle, *, retry: bool = True) -> None:
+    async def start(self, handle: ServerHandle, *, retry: bool = True, deadline: float | None = None) -> None:
         """Spawn/connect, handshake and discover within the server's start-up ``timeout``;
-        a failed try is tried again per the server's retry policy (``retry=False``: once).
+        a failed try is tried again per the server's retry policy (``retry=False``: once),
+        within its ``start_budget`` (``deadline``: the host start's, on :attr:`clock`).
 
         Raises:
             ServerStartupError: why it failed (stderr tail attached; ``attempts`` holds the
@@ -246,34 +240,47 @@ class Supervisor:
             if task is not None:
                 self._starting[handle.name] = task
             try:
-                await self._announced(handle, retry)
+                await self._announced(handle, retry, deadline)
             finally:
                 self._starting.pop(handle.name, None)
 
-    async def _announced(self, handle: ServerHandle, retry: bool) -> None:
+    async def _announced(self, handle: ServerHandle, retry: bool, deadline: float | None = None) -> None:
         """One start, told as events (server_starting, then server_ready or server_failed)
         whoever asked for it: initialize(), start_server(), restart_server(), a restart policy."""
         self.handlers.emit({"type": "server_starting", "server": handle.name})
         try:
-            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY)
+            await self._start_retrying(handle, handle.config.retry or self.retry if retry else NO_RETRY, deadline)
         except MCPHostError as exc:
             self.handlers.emit({"type": "server_failed", "server": handle.name, "data": str(exc)})
             raise
         self.handlers.emit({"type": "server_ready", "server": handle.name})
 
-    async def _start_retrying(self, handle: ServerHandle, policy: RetryPolicy) -> None:
+    def _deadline(self, policy: RetryPolicy) -> float | None:
+        return None if policy.start_budget is None else self.clock() + policy.start_budget
+
+    async def _start_retrying(self, handle: ServerHandle, policy: RetryPolicy, deadline: float | None = None) -> None:
+        """Try again per ``policy`` within its start budget (TR9.3): the first try has its
+        whole start-up timeout, a retry what is left of the budget, none once it is spent."""
+        if deadline is None:
+            deadline = self._deadline(policy)
         failed: list[ServerStartupError] = []
         while True:
+            left = None if deadline is None or not failed else deadline - self.clock()
             try:
-                await self._start(handle)
+                await self._start(handle, left)
                 return
             except ServerStartupError as err:
                 failed.append(err)
                 if len(failed) > policy.retries or not err.transient:
-                    raise _after_attempts(err, failed) from err.__cause__
+                    raise self._gave_up(handle, startup_errors.after_attempts(err, failed)) from err.__cause__
             delay = policy.delay(len(failed), self.random())
             last = failed[-1]
-            reason = last.message.splitlines()[0].removesuffix("; last stderr lines:")
+            reason = startup_errors.headline(last)
+            if deadline is not None and self.clock() + delay >= deadline:
+                spent = f"its start budget of {policy.start_budget or self.retry.start_budget or 0:g} s is spent"
+                logger.info("%s: start failed (%s); %s", handle.name, reason, spent,
+                            extra={"event": "server_start_budget_spent", "server": handle.name})
+                raise self._gave_up(handle, startup_errors.after_attempts(last, failed, spent)) from last.__cause__
             logger.info("%s: start failed (%s); try %d of %d in %.1f s", handle.name, reason,
                         len(failed) + 1, policy.retries + 1, delay, extra={"event": "server_retrying", "server": handle.name})
             self.handlers.emit({"type": "server_retrying", "server": handle.name, "data": {
@@ -281,17 +288,25 @@ class Supervisor:
                 "stderr_tail": last.stderr_tail[-10:]}})
             await self.sleep(delay)
 
-    async def _start(self, handle: ServerHandle) -> None:
+    def _gave_up(self, handle: ServerHandle, err: ServerStartupError) -> ServerStartupError:
+        handle.error = self.redactor.error(err)  # the server's error says how many tries there were
+        return err
+
+    async def _start(self, handle: ServerHandle, left: float | None = None) -> None:
+        """One try, within the start-up timeout (or ``left`` of the start budget, if less)."""
         self.set_state(handle, ServerState.STARTING)
         self.reads.restarted(handle.name)  # a new session: nothing the old one said holds
         handle.error = None
         timeout = handle.config.timeout
-        if not handle.installed and is_package_runner(handle.config):
+        if not handle.installed and startup_errors.is_package_runner(handle.config):
             # npx -y, uvx, pipx run: the first start may download the package first (over a
             # minute is common); it gets the longer of its timeout and INSTALL_TIMEOUT.
-            timeout = max(timeout, INSTALL_TIMEOUT)
+            timeout = max(timeout, startup_errors.INSTALL_TIMEOUT)
             self.handlers.emit({"type": "server_installing", "server": handle.name,
                                 "data": {"timeout": timeout}})
+        cut = left is not None and left < timeout
+        if cut:
+            timeout = max(left or 0.0, 0.0)
         began = time.monotonic()
         try:
             await asyncio.wait_for(self._connect(handle), timeout)
@@ -300,13 +315,7 @@ class Supervisor:
                 # A request of the start (initialize, a list) hit its request timeout: not
                 # the start-up timeout (since 3.11 both are the builtin TimeoutError).
                 await self._start_failed(handle, exc)
-            tail = handle.stderr_tail()
-            late = ServerStartupError(
-                _with_tail(f"not ready within its start-up timeout of {timeout:g} s", tail),
-                server=handle.name,
-                stderr_tail=tail,
-            )
-            late.transient = True
+            late = startup_errors.out_of_time(handle.name, timeout, handle.stderr_tail(), budget=cut)
             await self._fail(handle, late)
             raise late from None
         except asyncio.CancelledError:
@@ -324,18 +333,7 @@ class Supervisor:
         self.set_state(handle, ServerState.READY)
 
     async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
-        tail = getattr(exc, "stderr_tail", None) or handle.stderr_tail()
-        err: ServerStartupError
-        if isinstance(exc, ServerUnavailableError):
-            cause = limit_cause(handle.config.limits, exc.exit_code, tail)
-            text = f"server exited during start-up{_code(exc.exit_code)}" + (f": {cause}" if cause else "")
-            err = ServerStartupError(_with_tail(text, tail), server=handle.name, stderr_tail=tail)
-            err.transient = True
-        elif isinstance(exc, ServerStartupError):
-            err = exc
-        else:
-            err = ServerStartupError(f"start-up failed: {exc.message}", server=handle.name, stderr_tail=tail)
-            err.transient = isinstance(exc, TimeoutError)  # a slow answer may come in time next try
+        err = startup_errors.translate(handle.name, exc, handle.stderr_tail(), handle.config.limits)
         await self._fail(handle, err)
         raise err from exc
 
@@ -402,13 +400,10 @@ class Supervisor:
         """The session's transport went away by itself."""
         if handle.session is not session or handle.state is not ServerState.READY:
             return
-        cause = limit_cause(handle.config.limits, getattr(err, "exit_code", None), getattr(err, "stderr_tail", []))
-        if cause:
-            err.message = f"{err.message.splitlines()[0].removesuffix('; last stderr lines:')}: {cause}"
-            err.args = (err.message,)
+        err = startup_errors.unavailable_with_cause(err, handle.config.limits)
         handle.error = self.redactor.error(err)
         logger.warning("%s", err)
-        self.set_state(handle, ServerState.UNAVAILABLE, err.message.splitlines()[0])
+        self.set_state(handle, ServerState.UNAVAILABLE, startup_errors.headline(err))
         self.handlers.emit({"type": "server_exited", "server": handle.name, "data": str(err)})
         for tracked in list(self.handlers.tasks.values()):
             if tracked.server == handle.name:
@@ -416,10 +411,13 @@ class Supervisor:
         self.recovery.failed(handle)
 
     def _on_timeout(self, handle: ServerHandle, session: ClientSession, method: str) -> None:
-        """FR6.3: a server whose requests time out is marked unavailable. It is stopped
-        (a server that does not answer holds a process and calls); ``restart_server``
-        or a restart policy brings it back."""
+        """A server whose requests time out is marked unavailable (FR6.3), and stopped (a
+        server that does not answer holds a process and calls); ``restart_server`` or a
+        restart policy brings it back. A request the host tries again gets its retry first
+        (:func:`~mcphost.host.recovery.grace`), so that retries (FR7.1) happen at all."""
         if handle.session is not session or handle.state is not ServerState.READY:
+            return
+        if grace(handle, method, handle.config.retry or self.retry):
             return
         handle.timeouts += 1
         limit = self.unavailable_after_timeouts
@@ -596,75 +594,6 @@ class Supervisor:
             os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().create_task(stop_then_exit())
-
-
-#: The first start of a server launched through a package runner may include a download.
-INSTALL_TIMEOUT = 300.0
-_RUNNERS = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "dlx"})
-
-
-def is_package_runner(config: Any) -> bool:
-    """Is the server started through a package runner that may download it first?"""
-    command = getattr(config, "command", None)
-    if not isinstance(command, str):
-        return False
-    name = os.path.basename(command).lower().removesuffix(".cmd").removesuffix(".exe")
-    args = list(getattr(config, "args", ()))
-    return name in _RUNNERS or (name in ("npm", "pnpm", "yarn") and bool(args) and args[0] in ("exec", "dlx"))
-
-
-_OOM = re.compile(r"(?i)out of memory|MemoryError|allocation failed|cannot allocate memory|ENOMEM")
-_EMFILE = re.compile(r"(?i)too many open files|EMFILE")
-_NPROC = re.compile(r"(?i)resource temporarily unavailable|EAGAIN|can't start new thread")
-
-
-def limit_cause(limits: Any, exit_code: int | None, tail: list[str]) -> str | None:
-    """Whether a server that ended died of one of its configured limits, said plainly."""
-    if limits is None or exit_code is None or exit_code == 0:
-        return None
-    text = "\n".join(tail[-20:])
-    cpu = limits.cpu_seconds
-    if cpu and exit_code in (-signal.SIGXCPU, -signal.SIGKILL):
-        return f"killed by its CPU limit ({cpu} s)"
-    memory = limits.memory_bytes
-    if memory and (_OOM.search(text) or exit_code in (-signal.SIGSEGV, -signal.SIGABRT)):
-        return f"out of memory under its limit ({memory / (1 << 20):g} MiB)"
-    if limits.open_files and _EMFILE.search(text):
-        return f"ran out of file descriptors under its limit ({limits.open_files})"
-    if limits.processes and _NPROC.search(text):
-        return f"could not start a process under its limit ({limits.processes})"
-    return None
-
-
-def _after_attempts(err: ServerStartupError, failed: list[ServerStartupError]) -> ServerStartupError:
-    """The last start error, saying how many tries there were and how the others failed."""
-    err.attempts = list(failed)
-    if len(failed) > 1:
-        def reason(e: MCPHostError) -> str:
-            return e.message.splitlines()[0].removesuffix("; last stderr lines:")
-
-        last = reason(err)
-        others = list(dict.fromkeys(r for r in map(reason, failed[:-1]) if r != last))
-        note = f" (tried {len(failed)} times" + (f"; before: {'; '.join(others)})" if others else ")")
-        first, sep, rest = err.message.partition("\n")
-        head = first.removesuffix("; last stderr lines:")
-        err.message = head + note + first[len(head):] + sep + rest
-        err.args = (err.message,)
-    return err
-
-
-def _code(exit_code: int | None) -> str:
-    if exit_code is None:
-        return ""
-    if exit_code < 0:
-        return f" (killed by signal {-exit_code})"
-    return f" with code {exit_code}"
-
-
-def _with_tail(message: str, tail: list[str]) -> str:
-    if not tail:
-        return message
-    return message + "; last stderr lines:\n  " + "\n  ".join(tail[-10:])
 
 
 @atexit.register

@@ -18,8 +18,9 @@ import asyncio
 import logging
 from typing import Any, Final
 
-from ..errors import ConfigurationError, MCPHostError, ValidationError
+from ..errors import MCPHostError, OutputValidationError, UsageError, ValidationError
 from .handle import ServerHandle
+from .observe import refused
 
 __all__ = ["Validation"]
 
@@ -35,7 +36,7 @@ class Validation:
 
     def __init__(self, *, arguments: bool, output: str) -> None:
         if output not in ("error", "warn", "off"):
-            raise ConfigurationError(f"validate_output must be 'error', 'warn' or 'off', not {output!r}")
+            raise UsageError(f"validate_output must be 'error', 'warn' or 'off', not {output!r}")
         self.arguments = arguments
         #: ``error``, ``warn`` or ``off``.
         self.output = output
@@ -79,7 +80,7 @@ class Validation:
         except ValidationError as exc:
             message = f"invalid arguments for tool {tool['name']!r}: {exc.message}"
             handle.metrics.tool(tool["name"]).count_error("validation", message, sent=False)
-            raise exc.restated(message, server=handle.name) from None
+            raise refused(exc.restated(message, server=handle.name), "tools/call") from None
 
     def check_output(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
         name = tool["name"]
@@ -101,7 +102,8 @@ class Validation:
             if self.output == "warn":
                 logger.warning("%s: %s", handle.name, message)
                 return
-            raise exc.restated(message, server=handle.name) from None
+            # The server's fault, not the caller's: an OutputValidationError (a ProtocolError).
+            raise OutputValidationError.of(exc, message, server=handle.name) from None
 
     @staticmethod
     def _compile(handle: ServerHandle, tool: dict[str, Any], key: str) -> Any:

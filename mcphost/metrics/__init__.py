@@ -23,11 +23,13 @@ import builtins
 from typing import Any
 
 from ..errors import (
+    OutputValidationError,
     ProtocolError,
     SchemaError,
     ServerError,
     ServerStartupError,
     ServerUnavailableError,
+    TransportError,
     ValidationError,
 )
 from .histogram import Histogram
@@ -36,7 +38,7 @@ __all__ = ["CallStats", "ERROR_KINDS", "Histogram", "Metrics", "error_kind"]
 
 #: The kinds of failure a :class:`CallStats` counts, in the order ``snapshot()`` lists them.
 ERROR_KINDS: tuple[str, ...] = (
-    "server_error", "is_error", "timeout", "cancelled", "unavailable", "validation", "protocol", "other",
+    "server_error", "is_error", "timeout", "cancelled", "unavailable", "transport", "validation", "protocol", "other",
 )
 _KNOWN = frozenset(ERROR_KINDS)
 
@@ -50,7 +52,9 @@ def error_kind(exc: BaseException) -> str:
         return "server_error"
     if isinstance(exc, (ServerUnavailableError, ServerStartupError)):
         return "unavailable"
-    if isinstance(exc, (ValidationError, SchemaError)):
+    if isinstance(exc, TransportError):  # an exchange failed on its way (HTTP status, socket)
+        return "transport"
+    if isinstance(exc, (ValidationError, OutputValidationError, SchemaError)):
         return "validation"
     if isinstance(exc, ProtocolError):
         return "protocol"

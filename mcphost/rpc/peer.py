@@ -27,6 +27,7 @@ Nothing is left hanging:
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 import math
@@ -40,6 +41,7 @@ from ..errors import (
     ServerError,
     ServerUnavailableError,
     TimeoutError,
+    TransportError,
     UsageError,
 )
 from ..protocol import jsonrpc
@@ -541,6 +543,17 @@ class Peer:
         elif request_id is None:
             # Which call it answered is unknown: fail them all rather than let one hang.
             self._fail_all(lambda: ProtocolError(reason, server=self.name))
+
+    def on_failed(self, request_id: Any, error: TransportError) -> None:
+        """The transport failed the exchange of a request on its way: that call (``None``:
+        every call waiting) fails with the transport's error, as it is."""
+        call = self._calls.abandon(request_id) if request_id is not None else None
+        if call is not None:
+            self._forget(call)
+            if not call.future.done():
+                call.future.set_exception(error)
+        elif request_id is None:
+            self._fail_all(lambda: copy.copy(error))
 
     def on_gone(self, gone: Gone) -> None:
         """The transport is gone: every pending call fails with its reason."""

@@ -5,12 +5,15 @@ each message it sends (its kind and method: an HTTP transport answers a notifica
 202, opens a session on the first request...) and pushes what it receives to one
 :class:`Receiver` as soon as it is read, already decoded — no reader task, no loop turn
 between the read and the dispatch. What is transport-specific stays in the transport:
-stdio says "non-JSON output on stdout" and "exited with code 1, last stderr lines: ..."; an
-HTTP transport will say "HTTP 503". The layers above see three events only::
+stdio says "non-JSON output on stdout" and "exited with code 1" (its stderr tail beside it, as
+data); an HTTP transport says "HTTP 503". The layers above see these events only::
 
     on_messages(list of decoded JSON values)   each a message object or a batch array
     on_undeliverable(request id or None, why)  a message was received but cannot be read
                                                (too large...); None: whose it was is unknown
+    on_failed(request id or None, error)       the exchange of that request failed on its way
+                                               (an HTTP status, a lost connection): a
+                                               ``TransportError``, never a made-up JSON-RPC error
     on_gone(Gone)                              the peer is gone; nothing more will arrive
     on_write_paused(bool)                      what is sent piles up (flow control)
 
@@ -35,6 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._json import loads
+from ..errors import TransportError
 
 if TYPE_CHECKING:
     from .trace import WireTrace
@@ -112,6 +116,10 @@ class Receiver(Protocol):
 
     def on_undeliverable(self, request_id: int | str | None, reason: str) -> None: ...
 
+    def on_failed(self, request_id: int | str | None, error: TransportError) -> None:
+        """The exchange of request ``request_id`` failed on its way (``None``: of every
+        request waiting); its caller gets ``error``."""
+
     def on_gone(self, gone: Gone) -> None: ...
 
     def on_write_paused(self, paused: bool) -> None:
@@ -126,7 +134,10 @@ class Transport(Protocol):
     needs_drain: bool
 
     async def start(self) -> None:
-        """Connect (spawn the process, open the socket); raise ``MCPHostError`` if not."""
+        """Connect (spawn the process, open the socket). If it cannot: a ``TransportError``
+        naming the socket error or HTTP status (``transient`` when another try may work), or
+        a ``ConfigurationError`` (the command cannot run). Never the host's
+        ``ServerStartupError``: the supervisor maps what a transport raises, once."""
 
     def set_receiver(self, receiver: Receiver) -> None:
         """Where messages go from now on (any read earlier are handed over at once)."""

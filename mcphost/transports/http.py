@@ -121,8 +121,8 @@ class _Post(PostExchange):
         elif self.kind == REQUEST:
             self.finish()
             self.abort()
-            transport.fail_request(self.rid, f"HTTP {response.status} with Content-Type {ctype or 'none'!r} "
-                                             "(expected application/json or text/event-stream)")
+            transport.broke_binding(self.rid, f"HTTP {response.status} with Content-Type {ctype or 'none'!r} "
+                                              "(expected application/json or text/event-stream)")
 
     def on_failure(self, response: Response) -> None:
         transport = self.transport

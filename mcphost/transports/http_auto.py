@@ -81,7 +81,7 @@ class HttpTransport(StreamableHttpTransport):
             waiting, self._waiting = self._waiting, []
             what = post.rpc_method or "the first message"
             self.fail_request(post.rid, f"{status} to {what}, and no legacy HTTP+SSE endpoint at this URL "
-                                        f"either: {exc.message}")
+                                        f"either: {exc.message}", status=post.status or None)
             for data, kind, method, now in waiting:  # sent as they would have been
                 super().send(data, kind, method, now)
             return

@@ -7,10 +7,12 @@ Layer 2, over :mod:`.httpconn`. :class:`RemoteTransport` holds what Streamable H
   ("cannot connect to 127.0.0.1:8123: connection refused"), worth another try;
 - every message is one POST (:class:`PostExchange`); the configuration's ``headers`` go on
   every request;
-- a request the server answers with an HTTP error fails at once: the receiver gets a
-  JSON-RPC error response for its id (``-32603``, "HTTP 503 Service Unavailable: <the body,
-  clipped>"), or the server's own JSON-RPC error when the body is one for that id;
-  redirects are not followed (a POST is not replayed elsewhere);
+- a request the server answers with an HTTP error fails at once: the receiver hears
+  ``on_failed`` with a :class:`~mcphost.errors.TransportError` naming the status
+  ("HTTP 503 Service Unavailable: <the body, clipped>", ``.http_status`` 503), or gets the
+  server's own JSON-RPC error when the body is one for that id. No JSON-RPC error is ever
+  made up: a ``ServerError`` means the server sent one. Redirects are not followed (a POST
+  is not replayed elsewhere);
 - a connection that cannot be made once the server was up means the server is gone;
 - ``tail()`` holds the last HTTP failures, as stdio's holds the last stderr lines.
 """
@@ -25,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._json import loads
-from ..errors import ConfigurationError, ServerStartupError
+from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
@@ -42,12 +44,10 @@ from .httpconn import (
 from .proxy import Proxy
 from .trace import WireTrace
 
-__all__ = ["INTERNAL_ERROR", "PostExchange", "RemoteTransport", "request_id"]
+__all__ = ["PostExchange", "RemoteTransport", "request_id"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
-#: JSON-RPC "Internal error": what a request failed by HTTP is answered with.
-INTERNAL_ERROR: Final = -32603
 _TAIL: Final = 20
 #: How much of an error body is kept to quote it.
 _ERROR_BODY: Final = 4096
@@ -129,9 +129,9 @@ class RemoteTransport(GoneOnce):
             await self.pool.warm()
         except OSError as exc:
             self._tail.append(str(exc))  # the host reports the failed start: not logged here
-            err = ServerStartupError(str(exc), server=self.name, stderr_tail=list(self._tail))
-            err.transient = True  # the server may be starting: worth another try
-            raise err from None
+            # The server may be starting: worth another try (transient).
+            raise TransportError(str(exc), server=self.name, os_error=exc.strerror or str(exc),
+                                 transient=True) from None
 
     async def drain(self) -> None:
         await self.pool.drain()
@@ -247,13 +247,24 @@ class RemoteTransport(GoneOnce):
     def response_lost(self, rid: Any) -> None:
         """The response to ``rid`` will not be delivered (subclasses forget the request)."""
 
-    def fail_request(self, rid: Any, message: str) -> None:
-        """The request ``rid`` failed here: its caller gets a JSON-RPC error at once."""
+    def fail_request(self, rid: Any, message: str, *, status: int | None = None, os_error: str | None = None,
+                     what: str | None = None) -> None:
+        """The exchange of request ``rid`` failed on its way: its caller gets a
+        ``TransportError`` at once (``None``: whose it was is unknown, every caller does)."""
         logger.debug("%s: request %r fails: %s", self.name, rid, message)
-        if rid is None:
-            self.undeliverable(None, message)
-            return
-        self.deliver([{"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": message}}])
+        receiver = self._receiver
+        if self.live and receiver is not None:
+            text = f"{what}: {message}" if what else message
+            receiver.on_failed(rid, TransportError(text, server=self.name, http_status=status, os_error=os_error))
+
+    def broke_binding(self, rid: Any, message: str) -> None:
+        """The server answered request ``rid`` in a way the HTTP binding does not allow (a
+        2xx without the response, a content type it may not use): its fault, a
+        ``ProtocolError`` for that call."""
+        self.note(message)
+        receiver = self._receiver
+        if self.live and receiver is not None:
+            receiver.on_undeliverable(rid, message)
 
     def undeliverable(self, rid: Any, reason: str) -> None:
         self.note(reason)
@@ -272,7 +283,8 @@ class RemoteTransport(GoneOnce):
         if not self.live:
             return
         self.note(reason)
-        self._tell_gone(Gone(reason, stderr_tail=list(self._tail)))
+        # No stderr here: the HTTP failures that led to it stay in tail() and the log.
+        self._tell_gone(Gone(reason))
         self.stop()
 
     def give_up(self, reason: str) -> None:
@@ -310,13 +322,14 @@ class RemoteTransport(GoneOnce):
         message = f"{status}: {detail}" if detail else status
         self.note(f"{message} (POST {what})")
         if exchange.kind == REQUEST:
-            self.fail_request(rid, message)
+            self.fail_request(rid, message, status=exchange.status, what=exchange.rpc_method)
 
     def lost(self, exchange: PostExchange, why: str) -> None:
         """A POST's connection failed before its answer was complete."""
         if exchange.kind == REQUEST and not exchange.done:
             exchange.finish()
-            self.fail_request(exchange.rid, f"HTTP connection lost before the response: {why}")
+            self.fail_request(exchange.rid, f"HTTP connection lost before the response: {why}", os_error=why,
+                              what=exchange.rpc_method)
         else:
             self.note(f"HTTP connection lost while sending {exchange.rpc_method or 'a message'}: {why}")
 
@@ -410,6 +423,6 @@ class PostExchange(Exchange):
         """A 2xx response ended."""
         if self.kind == REQUEST and not self.done:
             self.finish()
-            self.transport.fail_request(
+            self.transport.broke_binding(
                 self.rid, f"{_status(self.status, self.reason)} and no response to the request"
             )

@@ -21,7 +21,7 @@ import asyncio
 import urllib.parse
 from typing import Any
 
-from ..errors import ServerStartupError
+from ..errors import TransportError
 from ..wire.http11 import Response, build_request
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone
@@ -150,7 +150,8 @@ class SseTransport(RemoteTransport):
         ready = self._ready
         if ready is not None and not ready.done():
             self.note(why)
-            ready.set_exception(ServerStartupError(why, server=self.name, stderr_tail=list(self._tail)))
+            # The stream answered, wrongly: another try would get the same answer.
+            ready.set_exception(TransportError(why, server=self.name, transient=False))
         else:
             self.gone(why)
 

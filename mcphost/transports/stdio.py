@@ -10,8 +10,9 @@ gathered into one. What only stdio can say is said here:
 - a line over the size limit is discarded as it streams; its first bytes name the response
   it carried when they can (``on_undeliverable(id)``), else every waiting call must fail
   (``on_undeliverable(None)``); a request or notification that large is only logged;
-- when stdout ends, the exit code (bounded wait) and the stderr tail make the ``Gone``
-  reason: "server exited with code 1; last stderr lines: ...".
+- when stdout ends, the exit code (bounded wait) makes the ``Gone`` reason ("server exited
+  with code 1"), and the stderr tail goes with it as data (``Gone.stderr_tail``; the error
+  made of it shows both).
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ class StdioTransport(GoneOnce):
             what = f"server exited with code {code}"
         tail = process.stderr_lines()
         logger.debug("! %s: %s", self.name, what)
-        self._tell_gone(Gone(_with_tail(what, tail), exit_code=code, stderr_tail=tail))
+        self._tell_gone(Gone(what, exit_code=code, stderr_tail=tail))
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -262,8 +263,3 @@ class StdioTransport(GoneOnce):
             return self._gone
         return Gone("server was shut down", exit_code=code, stderr_tail=tail)
 
-
-def _with_tail(message: str, tail: list[str]) -> str:
-    if not tail:
-        return message
-    return message + "; last stderr lines:\n  " + "\n  ".join(tail[-10:])

@@ -7,8 +7,9 @@ as stdio does: no reader task. ``wss://`` URLs use TLS with the default context.
 
 - ``start()`` connects, sends the upgrade (offering the ``mcp`` subprotocol, with the
   configuration's ``headers``) and checks the server's ``101`` (§4.1); a refused connection,
-  a non-101 answer or a bad handshake is a ``ServerStartupError``-worthy reason naming the
-  endpoint (no path, no query: they may hold secrets);
+  a non-101 answer or a bad handshake is a ``TransportError`` (the supervisor makes it the
+  server's start error) naming the endpoint (no path, no query: they may hold secrets) and
+  the socket error or the HTTP status;
 - every message sent is one masked text frame; a ping is answered with a pong;
 - a ``Close`` from the server is answered, and the peer is gone ("server closed the
   WebSocket (1001 going away)"); a connection that drops is gone too; a frame the decoder
@@ -28,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._json import loads
-from ..errors import ConfigurationError, ServerStartupError
+from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
 from .base import REQUEST, Gone, GoneOnce, Receiver
@@ -109,9 +110,9 @@ class WebSocketTransport(GoneOnce):
             transport, _ = await loop.create_connection(lambda: _Connection(self), self.host, self.port,
                                                         ssl=context, server_hostname=self.host if context else None)
         except (OSError, ssl.SSLError) as exc:
-            err = ServerStartupError(f"cannot connect to {self.shown}: {exc.strerror or exc}", server=self.name)
-            err.transient = True  # the server may be starting: worth another try
-            raise err from None
+            # The server may be starting: worth another try (transient).
+            raise TransportError(f"cannot connect to {self.shown}: {exc.strerror or exc}", server=self.name,
+                                 os_error=str(exc.strerror or exc), transient=True) from None
         self._transport = transport
         host_header = self.host if self.port in (80, 443) else f"{self.host}:{self.port}"
         request, self._key = ws.handshake_request(host_header, self.target, self.headers, protocols=[SUBPROTOCOL])
@@ -136,7 +137,7 @@ class WebSocketTransport(GoneOnce):
                 try:
                     ws.check_handshake_response(event.status, event.headers, self._key, protocols=[SUBPROTOCOL])
                 except ws.WebSocketProtocolError as exc:
-                    self._handshake_failed(str(exc))
+                    self._handshake_failed(str(exc), event.status)
                     return
                 rest = bytes(self._parser.trailing_data)
                 self._parser = None
@@ -147,11 +148,14 @@ class WebSocketTransport(GoneOnce):
             if isinstance(event, EndOfMessage):  # pragma: no cover - a 101 ends the parser first
                 break
 
-    def _handshake_failed(self, why: str) -> None:
+    def _handshake_failed(self, why: str, status: int | None = None) -> None:
         assert self._handshake is not None
         self._tail.append(why)
         if not self._handshake.done():
-            self._handshake.set_exception(ServerStartupError(f"{self.shown}: {why}", server=self.name))
+            # A refused upgrade says so again on another try, unless its status says "later".
+            transient = status is not None and TransportError.transient_status(status)
+            self._handshake.set_exception(TransportError(f"{self.shown}: {why}", server=self.name,
+                                                         http_status=status, transient=transient))
 
     # -- reading ------------------------------------------------------------------------------
 

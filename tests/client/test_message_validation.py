@@ -14,7 +14,7 @@ import pytest
 from helpers import ECHO_TOOL, fake, fake_config
 
 from mcphost import MCPHost
-from mcphost.errors import ConfigurationError, ProtocolError, ServerStartupError
+from mcphost.errors import ProtocolError, ServerStartupError, UsageError
 
 OBJ = {"type": "object"}
 # A text block without its text: invalid in every protocol version.
@@ -138,8 +138,9 @@ async def test_malformed_tool_list_fails_start_in_strict_only(caplog: pytest.Log
     assert warnings_about(caplog, "tools/list result")
 
 
-def test_unknown_mode_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="validate_messages"):
+def test_unknown_mode_is_a_usage_error_of_the_constructor() -> None:
+    # One class for every bad option (it was a ConfigurationError here, a UsageError elsewhere).
+    with pytest.raises(UsageError, match="validate_messages"):
         MCPHost(fake_config(a=fake(SPEC)), validate_messages="loose")
 
 

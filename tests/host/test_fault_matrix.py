@@ -29,12 +29,12 @@ from mcphost import MCPHost
 from mcphost.bounds import Bounds
 from mcphost.errors import (
     MCPHostError,
+    OutputValidationError,
     ProtocolError,
     SchemaError,
     ServerStartupError,
     ServerUnavailableError,
     TimeoutError,
-    ValidationError,
 )
 from mcphost.policy import NO_RETRY
 
@@ -116,7 +116,7 @@ ROWS = [
         act=lambda h: call(h, "die"), error=ServerUnavailableError, words="exited with code 4",
         states=["starting", "ready", "unavailable"]),
     Row("a hostile pattern in an output schema", _tools(tools=[_hostile_output("^(a|aa)*b$", "a" * 5000)]),
-        act=lambda h: call(h, "hostile"), error=(ValidationError, SchemaError)),  # type: ignore[arg-type]
+        act=lambda h: call(h, "hostile"), error=(OutputValidationError, SchemaError)),  # type: ignore[arg-type]
     Row("a result nested 5,000 deep", _tools(tools=[tool("deep", result={
         "content": [], "structuredContent": {"v": "[" * 5000 + "]" * 5000}})]),
         act=lambda h: call(h, "deep")),

@@ -78,7 +78,7 @@ async def test_one_failing_read_in_both_modes() -> None:
         assert error["uri"] == "bad://one" and "Resource not found" in error["error"]
         with pytest.raises(ServerError, match="Resource not found") as info:
             await host.gather_resources(fail_fast=True, concurrency=1)
-        assert [e["uri"] for e in info.value.errors] == ["bad://one"]  # type: ignore[attr-defined]
+        assert [e["uri"] for e in info.value.errors] == ["bad://one"]
 
 
 @pytest.mark.interop

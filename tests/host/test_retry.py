@@ -356,3 +356,110 @@ async def test_stop_and_restart_by_hand_cancel_a_planned_restart() -> None:
         await asyncio.wait_for(host.restart_server("a"), 10)
         assert host.servers["a"].state.value == "ready"
         assert host.supervisor.recovery.pending("a") is None
+
+
+# -- a timed-out request is tried again before the server is marked unavailable -------------
+
+
+def late_reads(handler: Any) -> Script:
+    return Script({
+        "resources/list": lambda p: {"resources": [{"uri": "mem://a", "name": "a"}]},
+        "resources/templates/list": lambda p: {"resourceTemplates": []},
+        "resources/read": handler,
+    }, capabilities={"resources": {}})
+
+
+async def test_under_the_defaults_a_timed_out_read_is_tried_again_and_the_server_stays_ready() -> None:
+    # FR7.1 and FR6.3 together: the default unavailable_after_timeouts=1 no longer stops the
+    # retry, because the timeout of a request that is tried again counts only if the retry
+    # times out too.
+    script = late_reads(answer_late_once({"contents": [{"uri": "mem://a", "text": "hello"}]}))
+    host = scripted_host({"a": script})
+    delays = clocked(host)
+    seen = events(host)
+    async with host:
+        result = await host.get_resource("mem://a", timeout=0.2, cache=False)
+        assert result["contents"][0]["text"] == "hello"
+        assert host.servers["a"].state.value == "ready"
+        assert host.servers["a"].timeout_grace is None  # the answer settled it
+    assert len(script.requests("resources/read")) == 2 and delays == [1.0]
+    assert "unavailable" not in states(seen)
+
+
+async def test_a_read_whose_retry_times_out_too_marks_the_server_unavailable() -> None:
+    async def never(params: dict[str, Any]) -> Any:
+        await asyncio.sleep(3600)
+
+    script = late_reads(never)
+    host = scripted_host({"a": script})
+    clocked(host)
+    seen = events(host)
+    async with host:
+        with pytest.raises(TimeoutError):
+            await host.get_resource("mem://a", timeout=0.2, cache=False)
+        assert host.servers["a"].state.value == "unavailable"  # FR6.3, after the retry
+    assert len(script.requests("resources/read")) == 2
+    assert states(seen).count("unavailable") == 1
+
+
+async def test_without_retries_the_first_timeout_marks_the_server_unavailable() -> None:
+    script = late_reads(answer_late_once({"contents": []}))
+    host = scripted_host({"a": script}, retry=RetryPolicy(retries=0))
+    clocked(host)
+    async with host:
+        with pytest.raises(TimeoutError):
+            await host.get_resource("mem://a", timeout=0.2, cache=False)
+        assert host.servers["a"].state.value == "unavailable"
+    assert len(script.requests("resources/read")) == 1
+
+
+# -- the start budget (TR9.3) ---------------------------------------------------------------
+
+
+class Hung(Script):
+    """Never answers ``initialize``: a server that hangs at start."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connections = 0
+
+    def connect(self) -> Any:
+        self.connections += 1
+        return super().connect()
+
+    def on_messages(self, messages: list[Any]) -> None:
+        self.received.extend(messages)
+
+
+def hung_host(script: Hung, timeout: float, policy: RetryPolicy) -> MCPHost:
+    cfg = {"mcpServers": {"a": {"command": "never-run", "timeout": timeout}}}
+    return MCPHost(cfg, transport_factory=lambda config: script.connect(), retry=policy)
+
+
+async def test_retries_of_a_hung_start_stop_when_the_start_budget_is_spent() -> None:
+    script = Hung()
+    host = hung_host(script, 0.1, RetryPolicy(retries=50, backoff=Backoff(initial=0), start_budget=0.35))
+    with pytest.raises(ServerStartupError) as info:
+        await host.initialize()
+    err = info.value.failures["a"]
+    assert isinstance(err, ServerStartupError)
+    # Not the 51 tries the policy allows: the budget ended them, and the error says so.
+    assert 2 <= script.connections < 10 and len(err.attempts) == script.connections
+    assert "start budget of 0.35 s is spent" in str(err).splitlines()[0]
+    await host.shutdown()
+
+
+async def test_the_first_try_always_has_its_whole_start_timeout() -> None:
+    script = Hung()
+    host = hung_host(script, 0.3, RetryPolicy(retries=5, backoff=Backoff(initial=0), start_budget=0.1))
+    with pytest.raises(ServerStartupError) as info:
+        await host.initialize()
+    err = info.value.failures["a"]
+    assert "not ready within its start-up timeout of 0.3 s" in str(err)
+    assert script.connections == 1 and "start budget of 0.1 s is spent" in str(err)
+    await host.shutdown()
+
+
+def test_the_default_start_budget_is_60_seconds_and_can_be_lifted() -> None:
+    assert RetryPolicy().start_budget == 60.0  # TR9.3: "within 60 seconds (configurable)"
+    assert RetryPolicy(start_budget=None).start_budget is None

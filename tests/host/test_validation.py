@@ -10,7 +10,7 @@ import pytest
 from helpers import fake, fake_config
 
 from mcphost import MCPHost
-from mcphost.errors import ConfigurationError, ValidationError
+from mcphost.errors import OutputValidationError, ProtocolError, UsageError, ValidationError
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -45,8 +45,6 @@ async def test_arguments_are_validated_before_sending(tmp_path: Path) -> None:
 
 
 async def test_structured_content_checked_against_output_schema(caplog: pytest.LogCaptureFixture) -> None:
-    from mcphost.errors import ValidationError
-
     out_schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     tools = [
         {"name": "good", "inputSchema": OBJ, "outputSchema": out_schema,
@@ -59,15 +57,19 @@ async def test_structured_content_checked_against_output_schema(caplog: pytest.L
     cfg = fake_config(a=fake({"tools": tools}))
     async with MCPHost(cfg) as host:
         assert (await host.call_tool("a.good", {}))["structuredContent"] == {"n": 1}
-        with pytest.raises(ValidationError, match="does not match its outputSchema") as info:
+        with pytest.raises(OutputValidationError, match="does not match its outputSchema") as info:
             await host.call_tool("a.bad", {})
-        assert info.value.path == "$.n"
-        with pytest.raises(ValidationError, match="no structuredContent"):
+        # The server's fault: a ProtocolError, never the caller's ValidationError (a loop that
+        # corrects its arguments on ValidationError must not spin on a server's bug).
+        assert isinstance(info.value, ProtocolError) and not isinstance(info.value, ValidationError)
+        assert info.value.path == "$.n" and info.value.keyword == "type" and info.value.server == "a"
+        assert host.get_metrics()["a"]["tools"]["bad"]["errorsByKind"]["validation"] == 1
+        with pytest.raises(OutputValidationError, match="no structuredContent"):
             await host.call_tool("a.none", {})
     async with MCPHost(cfg, validate_output="warn") as host:
         assert (await host.call_tool("a.bad", {}))["structuredContent"] == {"n": "one"}
     assert any("does not match its outputSchema" in r.getMessage() for r in caplog.records)
-    with pytest.raises(ConfigurationError, match="validate_output"):
+    with pytest.raises(UsageError, match="validate_output"):
         MCPHost(cfg, validate_output="maybe")
 
 

@@ -42,6 +42,7 @@ from recorder import Recorder
 from mcphost import MCPHost
 from mcphost.errors import (
     MCPHostError,
+    OutputValidationError,
     ProtocolError,
     ServerError,
     ServerUnavailableError,
@@ -281,8 +282,9 @@ async def test_arguments_are_checked_before_sending(shared: tuple[MCPHost, Recor
 async def test_output_not_matching_its_schema_is_an_error(shared: tuple[MCPHost, Recorder]) -> None:
     host, _ = shared
     assert tool(host, "bad_output")["outputSchema"]["properties"]["count"] == {"type": "integer"}
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(OutputValidationError) as caught:  # the server's fault, not the caller's
         await host.call_tool(f"{SERVER}.bad_output", {})
+    assert isinstance(caught.value, ProtocolError) and not isinstance(caught.value, ValidationError)
     assert caught.value.server == SERVER
     assert caught.value.keyword == "type"
     assert caught.value.path == "$.count"
@@ -681,7 +683,7 @@ async def test_sdk_http_response_modes(tmp_path: Path, mode: list[str]) -> None:
             results = await asyncio.gather(*(
                 host.call_tool(f"{SERVER}.stats", {"values": [n]}) for n in range(10)))
             assert [r["structuredContent"]["total"] for r in results] == [float(n) for n in range(10)]
-            with pytest.raises(ValidationError):
+            with pytest.raises(OutputValidationError):
                 await host.call_tool(f"{SERVER}.bad_output", {})
             read = await host.get_resource("greeting://json")
             assert read["contents"][0]["text"] == "Hello, json!"

@@ -10,11 +10,13 @@ import pytest
 
 from mcphost.errors import (
     MCPHostError,
+    OutputValidationError,
     ProtocolError,
     RoutingError,
     ServerError,
     ServerUnavailableError,
     TimeoutError,
+    TransportError,
     ValidationError,
 )
 from mcphost.metrics import ERROR_KINDS, CallStats, Histogram, Metrics, error_kind
@@ -79,6 +81,8 @@ def test_error_kind() -> None:
     assert error_kind(ServerUnavailableError("gone", server="a")) == "unavailable"
     assert error_kind(ValidationError("bad args", server="a")) == "validation"
     assert error_kind(ProtocolError("garbage", server="a")) == "protocol"
+    assert error_kind(TransportError("HTTP 502 Bad Gateway", server="a", http_status=502)) == "transport"
+    assert error_kind(OutputValidationError("bad output", server="a")) == "validation"
     assert error_kind(asyncio.CancelledError()) == "cancelled"
     assert error_kind(RoutingError("nope")) == "other"
     assert error_kind(MCPHostError("x")) == "other"

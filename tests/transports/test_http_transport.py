@@ -23,6 +23,7 @@ from mcphost import (
     ServerStartupError,
     ServerUnavailableError,
     TimeoutError,
+    TransportError,
 )
 from mcphost.policy import NO_RETRY
 from mcphost.protocol.lifecycle import ServerState
@@ -170,7 +171,7 @@ async def test_a_stream_that_stops_before_the_response_is_resumed() -> None:
 async def test_a_stream_that_keeps_stopping_fails_its_call_after_the_attempts() -> None:
     async with serving(mode="sse") as (server, host):
         server.fault = "sse_stops_always"
-        with pytest.raises(ServerError, match=r"after 2 resumption\(s\)"):
+        with pytest.raises(TransportError, match=r"after 2 resumption\(s\)"):
             await host.call_tool("r.echo", {})
         server.fault = None
         assert host.servers["r"].state is ServerState.READY
@@ -180,7 +181,7 @@ async def test_a_stream_that_keeps_stopping_fails_its_call_after_the_attempts() 
 async def test_a_stream_without_event_id_cannot_be_resumed() -> None:
     async with serving(mode="sse") as (server, host):
         server.fault = "sse_stops_no_id"
-        with pytest.raises(ServerError, match="cannot be resumed"):
+        with pytest.raises(TransportError, match="cannot be resumed"):
             await host.call_tool("r.echo", {})
         assert [r for r in server.requests("GET") if "last-event-id" in r.headers] == []
 
@@ -258,9 +259,15 @@ async def test_a_new_session_in_another_version_is_not_taken() -> None:
 async def test_a_broken_answer_fails_its_call_and_nothing_else(fault: str, message: str) -> None:
     async with serving() as (server, host):
         server.fault = fault
-        with pytest.raises((ServerError, ProtocolError)) as info:
+        with pytest.raises((TransportError, ProtocolError)) as info:
             await host.call_tool("r.echo", {}, timeout=10)
         assert message in str(info.value)
+        # The server sent no JSON-RPC error: none is made up (ServerError means it sent one).
+        assert not isinstance(info.value, ServerError)
+        if fault == "status":
+            assert isinstance(info.value, TransportError) and info.value.http_status == 503
+            assert info.value.transient and info.value.server == "r"
+            assert str(info.value).startswith("r: tools/call: HTTP 503")
         assert len(str(info.value)) < 600
         server.fault = None
         assert text(await host.call_tool("r.echo", {"again": True})) == '{"again": true}'
@@ -317,8 +324,12 @@ async def test_an_oversized_event_fails_only_its_call(legacy: bool) -> None:
 async def test_connection_refused_at_start() -> None:
     port = free_port()
     host = MCPHost(config(f"http://127.0.0.1:{port}/mcp"), retry=NO_RETRY)
-    with pytest.raises(ServerStartupError, match=f"cannot connect to 127.0.0.1:{port}: connection refused"):
+    with pytest.raises(ServerStartupError, match=f"cannot connect to 127.0.0.1:{port}: connection refused") as info:
         await host.initialize()
+    # The transport's TransportError, mapped once by the supervisor: worth another try.
+    failed = info.value.failures["r"]
+    assert isinstance(failed, ServerStartupError) and failed.transient
+    assert isinstance(failed.__cause__, TransportError) and failed.__cause__.os_error
     await host.shutdown()
 
 
@@ -326,7 +337,7 @@ async def test_a_server_that_goes_away_is_noticed() -> None:
     async with serving() as (server, host):
         await host.call_tool("r.echo", {})
         await server.close()
-        with pytest.raises((ServerError, ServerUnavailableError)):
+        with pytest.raises((TransportError, ServerUnavailableError)):
             await host.call_tool("r.echo", {}, timeout=5)
         assert await wait_for(lambda: host.servers["r"].state is not ServerState.READY)
         error = str(host.servers["r"].error)
@@ -351,8 +362,9 @@ async def test_legacy_sse_calls_progress_and_sampling() -> None:
 async def test_legacy_http_error_fails_the_call() -> None:
     async with serving(legacy=True) as (server, host):
         server.fault = "status"
-        with pytest.raises(ServerError, match="HTTP 503"):
+        with pytest.raises(TransportError, match="HTTP 503") as info:
             await host.call_tool("r.echo", {})
+        assert info.value.http_status == 503
         server.fault = None
         assert text(await host.call_tool("r.echo", {})) == "{}"
 
@@ -418,3 +430,12 @@ async def test_calls_waiting_for_a_connection_during_a_renewal_go_on_the_new_ses
                 assert sorted(json.loads(text(r))["n"] for r in results) == list(range(8))
             assert all(r.headers.get("mcp-session-id") for r in server.requests("POST")
                        if json.loads(r.body).get("method") != "initialize")
+
+
+async def test_an_http_failure_is_counted_as_a_transport_failure_not_a_server_error() -> None:
+    async with serving() as (server, host):
+        server.fault = "status"
+        with pytest.raises(TransportError):
+            await host.call_tool("r.echo", {})
+        kinds = host.get_metrics()["r"]["tools"]["echo"]["errorsByKind"]
+        assert kinds["transport"] == 1 and kinds["server_error"] == 0

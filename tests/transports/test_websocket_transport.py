@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcphost import MCPHost, ServerStartupError, ServerUnavailableError
+from mcphost import MCPHost, ServerStartupError, ServerUnavailableError, TransportError
 from mcphost.policy import NO_RETRY
 from mcphost.wire import websocket as ws
 
@@ -158,6 +158,9 @@ async def test_refusals_name_the_endpoint_and_never_its_path() -> None:
             await host_for(url).initialize()
     text = str(info.value)
     assert "status 403" in text and "ws://127.0.0.1:" in text and "secret-token" not in text
+    refused = info.value.failures["w"]
+    assert isinstance(refused, ServerStartupError) and not refused.transient  # a 403 says so again
+    assert isinstance(refused.__cause__, TransportError) and refused.__cause__.http_status == 403
     listener = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     listener.close()
