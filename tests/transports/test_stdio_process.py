@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mcphost.process import ServerProcess
+from mcphost.transports.stdio.platform import Posix
+from mcphost.transports.stdio.process import ServerProcess
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -102,8 +103,6 @@ async def test_stdin_grace_bounds_the_wait_before_sigterm() -> None:
 def test_a_group_of_zombies_counts_as_gone() -> None:
     import subprocess
 
-    from mcphost.process import _group_has_live_member
-
     # Our own unreaped child is a zombie: signal 0 still reaches its group, yet nothing in
     # it is alive, so the shutdown ladder must not wait for it.
     child = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
@@ -117,13 +116,13 @@ def test_a_group_of_zombies_counts_as_gone() -> None:
         assert not exited.is_alive(), "the child never exited"
         assert _proc_state(child.pid) == "Z"
         os.killpg(child.pid, 0)  # the group "exists"...
-        assert not _group_has_live_member(child.pid)  # ...but only as a zombie
+        assert not Posix().alive(child.pid)  # ...but only as a zombie
     finally:
         child.wait()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
                                start_new_session=True)
     try:
-        assert _group_has_live_member(sleeper.pid)
+        assert Posix().alive(sleeper.pid)
     finally:
         os.killpg(sleeper.pid, signal.SIGKILL)
         sleeper.wait()
