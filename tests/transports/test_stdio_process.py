@@ -132,3 +132,57 @@ def _proc_state(pid: int) -> str:
     stat = Path(f"/proc/{pid}/stat").read_bytes()
     return stat[stat.rfind(b")") + 2 :].split()[0].decode()
 
+
+
+class FakeTree:
+    """A process tree that stops on SIGTERM unless ``stubborn``; records what it is sent."""
+
+    def __init__(self, stubborn: bool) -> None:
+        self.stubborn = stubborn
+        self.running = True
+        self.sent: list[str] = []
+
+    def spawn_options(self, limits: object) -> dict[str, object]:
+        return {}
+
+    def terminate(self, leader: int) -> bool:
+        self.sent.append("TERM")
+        self.running = self.running and self.stubborn
+        return True
+
+    def kill(self, leader: int) -> bool:
+        self.sent.append("KILL")
+        self.running = False
+        return True
+
+    def alive(self, leader: int) -> bool:
+        return self.running
+
+    def reap(self, leader: int) -> None:
+        pass
+
+
+def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace() -> None:
+    from mcphost.transports.stdio import process as room
+
+    now = [0.0]
+    processes = []
+    for name, stubborn, grace in (("polite", False, 1.0), ("stubborn", True, 3.0)):
+        proc = ServerProcess(name, "x", [], env={}, exit_grace=grace, tree=FakeTree(stubborn))  # type: ignore[arg-type]
+        proc.leader = 1000 + len(processes)
+        processes.append(proc)
+        room._running.add(proc)
+    done = ServerProcess("done", "x", [], env={}, tree=FakeTree(False))  # type: ignore[arg-type]
+    done.leader, done.ended = 2000, True  # its ladder ran: not touched again
+    room._running.add(done)
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    assert sorted(room._end_leftovers(clock=lambda: now[0], sleep=sleep)) == ["polite", "stubborn"]
+    polite, stubborn = (p.tree for p in processes)
+    assert polite.sent == ["TERM"] and not processes[0].forced  # type: ignore[attr-defined]
+    assert stubborn.sent == ["TERM", "KILL"] and processes[1].forced  # type: ignore[attr-defined]
+    assert 3.0 <= now[0] < 3.1  # the longest grace, then no longer
+    assert done.tree.sent == []  # type: ignore[attr-defined]
+    assert all(p.ended for p in processes) and room._end_leftovers() == []
