@@ -6,8 +6,8 @@ handshake and discovery within the server's start-up ``timeout``, and moves the 
 through the transitions of :mod:`~mcphost.protocol.lifecycle` — each one checked, logged
 and emitted as a ``state_changed`` event. Servers start in dependency layers, each layer
 in parallel; shutdown stops every server in parallel, in a task of its own so a cancelled
-caller cannot interrupt it. A SIGTERM handler (when the application has none) shuts
-down before the application dies of the signal; the process room of the stdio transport
+caller cannot interrupt it. A SIGTERM handler (:mod:`.signals`, when the application has
+none) shuts down before the application dies of the signal; the process room of the stdio transport
 (``transports/stdio``) holds the one shutdown ladder, its ``atexit`` hook and the
 immediate kill, which the supervisor reaches only through the transport contract.
 """
@@ -15,13 +15,9 @@ immediate kill, which the supervisor reaches only through the transport contract
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import random
-import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -48,6 +44,7 @@ from .recovery import Recovery, grace
 from .registry import Registry
 from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
+from .signals import SigtermShutdown
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -97,11 +94,9 @@ class Supervisor:
         self.client_info = client_info
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
-        self._signal_installed = False
+        #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
+        self.sigterm = SigtermShutdown(self._shutdown_host)
         self._shutdown_task: asyncio.Task[None] | None = None
-        #: The shutdown a SIGTERM started, held here: a task no one holds may be garbage-
-        #: collected mid-run. It ends the process; only the loop's teardown cancels it.
-        self.signal_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         # The task running each server's start, so that a stop can cancel it rather than
         # wait for its time-out.
@@ -166,7 +161,8 @@ class Supervisor:
             ServerStartupError: with ``require_all``, naming every server that failed and
                 why (a single ``ConfigurationError`` is raised as it is).
         """
-        self._install_signal_handler()
+        if self.handle_signals:
+            self.sigterm.install()
         deadline = self._deadline(self.retry)  # TR9.3: the whole host starts within the budget
         self.layers = [list(layer) for layer in layers]
         failures: dict[str, MCPHostError] = {}
@@ -548,7 +544,7 @@ class Supervisor:
             for handle, result in zip(handles, results):
                 if isinstance(result, BaseException):
                     logger.error("%s: shutdown failed: %r", handle.name, result)
-        self._remove_signal_handler()
+        self.sigterm.remove()
         self.redactor.uninstall()
 
     def kill_now(self) -> list[str]:
@@ -558,44 +554,9 @@ class Supervisor:
         return [handle.name for handle in self.servers.values()
                 if handle.transport is not None and handle.transport.kill_now()]
 
-    # -- signals --------------------------------------------------------------------------
-
-    def _install_signal_handler(self) -> None:
-        if not self.handle_signals or sys.platform == "win32" or self._signal_installed:
-            return
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return  # the application handles SIGTERM itself
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
-            self._signal_installed = True
-
-    def _remove_signal_handler(self) -> None:
-        if self._signal_installed:
-            self._signal_installed = False
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
-
     #: Set by the host: its idempotent shutdown (the SIGTERM handler runs it).
     shutdown: Callable[[], Any] | None = None
 
-    def _on_sigterm(self) -> None:
-        if self.signal_task is not None:
-            return  # the shutdown it asks for is under way
-        logger.warning("SIGTERM received: shutting down every server")
-        self.signal_task = asyncio.get_running_loop().create_task(
-            self._stop_then_exit(), name="mcphost-sigterm-shutdown"
-        )
-
-    async def _stop_then_exit(self) -> None:
-        try:
-            if self.shutdown is not None:
-                await self.shutdown()
-        except Exception:
-            # Dying of the signal matters more than a failed stop (each failure is logged).
-            logger.exception("shutdown after SIGTERM failed")
-        # Now die of SIGTERM as the sender intended.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+    async def _shutdown_host(self) -> None:
+        if self.shutdown is not None:
+            await self.shutdown()

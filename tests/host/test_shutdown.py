@@ -88,7 +88,7 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     # is stopped the application dies of SIGTERM as the sender intended.
     import os
 
-    from mcphost.host import supervisor as module
+    from mcphost.host import signals as module
 
     died: list[tuple[int, int]] = []
     monkeypatch.setattr(module.os, "kill", lambda pid, sig: died.append((pid, sig)))
@@ -97,12 +97,12 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     host = MCPHost(cfg, handle_signals=False)
     await host.initialize()
     pid = host.servers["a"].pid()
-    supervisor = host._supervisor
-    supervisor._on_sigterm()
-    task = supervisor.signal_task
+    sigterm = host._supervisor.sigterm
+    sigterm.on_sigterm()
+    task = sigterm.task
     assert isinstance(task, asyncio.Task) and not task.done()
-    supervisor._on_sigterm()
-    assert supervisor.signal_task is task
+    sigterm.on_sigterm()
+    assert sigterm.task is task
     await asyncio.wait_for(task, 30)
     assert died == [(os.getpid(), signal.SIGTERM)]
     assert host.get_tools()["a"]["state"] == "stopped"

@@ -388,13 +388,19 @@ class ServerProcess:
         self.log.debug("x pid %s exited with %s", leader, self.returncode)
         return self.returncode
 
+    def tree_running(self) -> bool:
+        """Whether something of the tree may still run: started, its ladder not finished,
+        and the leader alive or members left behind it."""
+        leader = self.leader
+        if leader is None or self.ended:
+            return False
+        return self.returncode is None or self.tree.alive(leader)
+
     def kill_now(self) -> bool:
         """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C);
         False if nothing of it was running. A shutdown under way still finishes."""
         leader = self.leader
-        if leader is None or self.ended:
-            return False
-        if self.returncode is not None and not self.tree.alive(leader):
+        if leader is None or not self.tree_running():
             return False
         if not self.tree.kill(leader):
             return False
@@ -419,7 +425,7 @@ def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[
     """The synchronous ladder, for an application that exits without shutting its servers
     down: SIGTERM every tree still running, wait up to the longest ``exit_grace``, SIGKILL
     what is left. Returns the names of the servers it had to stop."""
-    left = [p for p in list(_running) if not p.ended and p.leader is not None]
+    left = [p for p in list(_running) if p.tree_running()]
     if not left:
         return []
     for process in left:
