@@ -8,6 +8,6 @@ and what is held while it is lost) speaks Streamable HTTP, ``http_auto`` adds th
 probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport.
 """
 
-from .base import BaseTransport, Gone, Receiver, SessionLost, Transport
+from .base import BaseTransport, Gone, ProcessEnd, Receiver, SessionLost, Transport, Vitals
 
-__all__ = ["BaseTransport", "Gone", "Receiver", "SessionLost", "Transport"]
+__all__ = ["BaseTransport", "Gone", "ProcessEnd", "Receiver", "SessionLost", "Transport", "Vitals"]

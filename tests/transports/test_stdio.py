@@ -155,7 +155,7 @@ async def test_kill_now_kills_the_tree_at_once_and_says_it_had_to() -> None:
 
     code = ("import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
             "sys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(60)")
-    t = transport(code)
+    t = transport(code, cpu_limit=600)  # a CPU limit: the SIGKILL is still not blamed on it
     sink = Sink()
     t.set_receiver(sink)
     await t.start()
@@ -165,7 +165,7 @@ async def test_kill_now_kills_the_tree_at_once_and_says_it_had_to() -> None:
     assert await wait_for(lambda: t.process._shutdown_task is not None)
     assert t.kill_now()
     gone = await asyncio.wait_for(closing, 20)
-    assert gone.process is not None and gone.process.forced
+    assert gone.process is not None and gone.process.forced and gone.process.limit is None
     assert gone.exit_code == -signal.SIGKILL
     assert not t.kill_now()  # nothing left to kill
 

@@ -112,7 +112,9 @@ class StdioTransport(GoneOnce):
 
     def _ended(self, code: int | None, tail: list[str]) -> ProcessEnd:
         process = self.process
-        return ProcessEnd(code, limit=process.tree.limit_hit(process.limits, code, tail), forced=process.forced)
+        if process.forced:  # the SIGKILL was ours, not a limit's
+            return ProcessEnd(code, forced=True)
+        return ProcessEnd(code, limit=process.tree.limit_hit(process.limits, code, tail))
 
     # -- receiving --------------------------------------------------------------------------
 
