@@ -97,7 +97,7 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     host = MCPHost(cfg, handle_signals=False)
     await host.initialize()
     pid = host.servers["a"].pid()
-    sigterm = host._supervisor.sigterm
+    sigterm = host.supervisor.sigterm
     sigterm.on_sigterm()
     task = sigterm.task
     assert isinstance(task, asyncio.Task) and not task.done()
