@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcphost"
 LAYER = {
     "errors": 0, "types": 0, "version": 0, "_json": 0, "bounds": 1,
     "wire": 1, "protocol": 1, "config": 1, "policy": 1, "logs": 1, "schema": 1, "metrics": 1, "cache": 1,
-    "process": 2, "transports": 2,
+    "transports": 2,
     "rpc": 3, "client": 3,
     "host": 4,
     "cli": 5, "compat": 5, "__init__": 5, "__main__": 5,
@@ -25,8 +25,8 @@ FORBIDDEN = {
     "transports": ("mcphost.protocol", "mcphost.client", "mcphost.host", "mcphost.rpc"),
     "rpc": ("mcphost.client", "mcphost.host", "mcphost.protocol.legacy", "mcphost.protocol.versions",
             "mcphost.protocol.messages", "mcphost.protocol.lifecycle"),
-    "host": ("mcphost.process", "mcphost.transports.stdio", "mcphost.transports.memory"),
-    "client": ("mcphost.host", "mcphost.process", "mcphost.transports.stdio"),
+    "host": ("mcphost.transports.stdio", "mcphost.transports.memory"),
+    "client": ("mcphost.host", "mcphost.transports.stdio"),
 }
 # The threading module is allowed for a lock around a lazily built cache and for a
 # thread-local recursion depth (no I/O either way).
@@ -248,3 +248,52 @@ def test_compat_uses_only_the_public_api() -> None:
             if name.startswith("mcphost") and name not in public and not name.startswith("mcphost.compat"):
                 wrong.append(f"{path.name}: {name}")
     assert wrong == []
+
+
+# The process room: only transports/stdio/ spawns, signals or reaps a process (issue 18).
+STDIO_ROOM = "transports/stdio/"
+# Names whose use means process handling: spawning, signalling a group, killing, reaping.
+PROCESS_NAMES = {"killpg", "SIGKILL", "waitpid", "setsid", "setpgid", "subprocess_exec",
+                 "create_subprocess_exec", "create_subprocess_shell", "subprocess_shell", "Popen"}
+
+
+def _own_pid(node: ast.Call) -> bool:
+    """``os.kill(os.getpid(), ...)``: the application's own signal handling (dying of
+    SIGTERM after the shutdown it asked for), not a server's process."""
+    first = node.args[0] if node.args else None
+    return (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
+            and first.func.attr == "getpid")
+
+
+def test_process_handling_lives_only_in_the_stdio_room() -> None:
+    problems = []
+    for _, path in _modules():
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(STDIO_ROOM):
+            continue
+        for module in _imports(path):
+            if module == "subprocess" or module.startswith("subprocess."):
+                problems.append(f"{rel} imports subprocess")
+            if module in ("mcphost.process", "mcphost.transports.stdio.process",
+                          "mcphost.transports.stdio.platform"):
+                problems.append(f"{rel} imports {module}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in PROCESS_NAMES:
+                problems.append(f"{rel}:{node.lineno} uses {node.attr}")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "kill" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "os" and not _own_pid(node):
+                problems.append(f"{rel}:{node.lineno} signals a process (os.kill)")
+    assert problems == []
+    assert not (PACKAGE / "process.py").exists(), "process.py belongs in transports/stdio/"
+
+
+def test_the_transport_contract_has_no_process_only_method() -> None:
+    # A method that every transport but stdio answers with None is not the contract's:
+    # the process-only facts are structured (Gone.process, Vitals.pid) or a no-op with a
+    # meaning for every transport (kill_now: nothing was running).
+    from mcphost.transports.base import Transport
+
+    assert not hasattr(Transport, "process_group")
+    assert {"vitals", "kill_now"} <= set(dir(Transport))

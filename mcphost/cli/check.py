@@ -10,28 +10,19 @@ check only with ``--strict``. Every problem is one line; nothing is started.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..transports.stdio.command import child_environment, resolve_command
 from . import inputs as cli_inputs
 from .report import clean, print_notes
 
 __all__ = ["check"]
 
 _UNSET = re.compile(r"environment variable (\S+) is not set")
-
-
-def _process_room() -> Any:
-    for name in ("mcphost.transports.stdio.process", "mcphost.process"):
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    return None  # pragma: no cover - one of them exists
 
 
 def _unset_names(server: str, raw: Any, environ: dict[str, str]) -> list[str]:
@@ -67,13 +58,11 @@ def _server_problems(cfg: Any, environ: dict[str, str]) -> list[str]:
     if cfg.cwd is not None and not os.path.isdir(cfg.cwd):
         problems.append(f"cwd {os.path.basename(cfg.cwd.rstrip(os.sep)) or cfg.cwd!r} does not exist (or is not a folder)")
         return problems
-    room = _process_room()
-    if room is not None:
-        env = environ if cfg.inherit_env else room.child_environment(environ, dict(cfg.env))
-        try:
-            room.resolve_command(cfg.command, env, cfg.cwd)
-        except ConfigurationError as exc:
-            problems.append(exc.message)
+    env = environ if cfg.inherit_env else child_environment(environ, dict(cfg.env))
+    try:
+        resolve_command(cfg.command, env, cfg.cwd)
+    except ConfigurationError as exc:
+        problems.append(exc.message)
     return problems
 
 

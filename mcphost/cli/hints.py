@@ -10,10 +10,11 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Mapping
 from typing import Any, Final
+
+from ..transports.stdio.command import child_environment
 
 __all__ = ["hints", "not_passed"]
 
@@ -28,26 +29,12 @@ _COULD_MATTER: Final = (
 _MAX_NAMES: Final = 6
 
 
-def _child_environment() -> Any:
-    # The process room lives in mcphost.process or, after its move, in
-    # mcphost.transports.stdio.process: whichever this installation has.
-    for name in ("mcphost.transports.stdio.process", "mcphost.process"):
-        try:
-            return importlib.import_module(name).child_environment
-        except (ImportError, AttributeError):
-            continue
-    return None  # pragma: no cover - one of them exists
-
-
 def not_passed(environ: Mapping[str, str], config: Any, tail: list[str]) -> list[str]:
     """The variables of ``environ`` not passed to the stdio server of ``config`` that could
     matter to its failed start: those its stderr names first, then likely ones."""
     if getattr(config, "type", None) != "stdio" or getattr(config, "inherit_env", False):
         return []
-    build = _child_environment()
-    if build is None:
-        return []
-    passed = build(environ, dict(config.env))
+    passed = child_environment(environ, dict(config.env))
     dropped = sorted(k for k in environ if k not in passed)
     said = "\n".join(tail)
     named = [k for k in dropped if re.search(rf"\b{re.escape(k)}\b", said)]

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from ..host.startup_errors import is_package_runner
+from ..transports.factory import may_install_first
 from .report import clean, excerpt
 
 __all__ = ["Interrupts", "run", "started_host"]
@@ -85,13 +85,18 @@ class Interrupts:
             return self.what
         names = [n for n in self.stopping if n in host.servers]
         # Killed: by a second Ctrl-C, or by the ladder's SIGKILL (it ignored SIGTERM).
-        killed = [n for n in names if n in self.killed or getattr(
-            host.servers[n].last_gone, "exit_code", None) == -signal.SIGKILL]
+        killed = [n for n in names if n in self.killed or _forced(host.servers[n].last_gone)]
         stopped = len(names) - len(killed)
         parts = [f"{stopped} server(s) stopped"]
         if killed:
             parts.append(f"{len(killed)} killed")
         return f"{self.what}; " + ", ".join(parts)
+
+
+def _forced(gone: Any) -> bool:
+    """Whether the server's process had to be killed (it did not stop when asked)."""
+    process = gone.process if gone is not None else None
+    return process is not None and process.forced
 
 
 def _running(host: Any) -> list[str]:
@@ -118,7 +123,7 @@ async def _progress(host: Any, out: TextIO, interrupts: Interrupts) -> None:
             left = max(0.0, host.shutdown_timeout - (time.monotonic() - interrupts.first_press))
             text = f"stopping {', '.join(waiting)}: killed in {left:.0f} s unless they exit (Ctrl-C: now)"
         else:
-            installing = [n for n in waiting if not host.servers[n].installed and is_package_runner(host.servers[n].config)]
+            installing = [n for n in waiting if not host.servers[n].installed and may_install_first(host.servers[n].config)]
             whose = "its package" if len(installing) == 1 else "their packages"
             note = f"; {', '.join(installing)} may be downloading {whose}" if installing else ""
             text = f"waiting for {', '.join(waiting)} ({elapsed:.1f} s{note})"

@@ -159,7 +159,7 @@ class ServerHandle:
         transport = self.transport.statistics() if self.transport is not None else {}
         connection = session.peer.stats.as_dict() if session is not None else {}
         if connection:
-            connection["noise_lines"] = transport.get("noise_lines", 0)
+            connection["noise_lines"] = self.transport.vitals().noise_lines if self.transport is not None else 0
         entry: dict[str, Any] = {
             "state": self._state.value,
             "stateSeconds": round(time.monotonic() - self.state_since, 3),
@@ -187,11 +187,8 @@ class ServerHandle:
         return round(time.monotonic() - self.metrics.started_at, 3)
 
     def pid(self) -> int | None:
-        transport = self.transport
-        if transport is None:
-            return None
-        pid = transport.statistics().get("pid")
-        return pid if isinstance(pid, int) else None
+        """The local process serving the server (its last one, once stopped), if any."""
+        return self.transport.vitals().pid if self.transport is not None else None
 
     def stderr_tail(self) -> list[str]:
         return self.transport.tail() if self.transport is not None else []

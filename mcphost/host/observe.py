@@ -151,7 +151,7 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
         stats = handle.transport.statistics() if handle.transport is not None else {}
         sent.add(stats.get("bytes_out", 0), labels)
         received.add(stats.get("bytes_in", 0), labels)
-        noise.add(stats.get("noise_lines", 0), labels)
+        noise.add(handle.transport.vitals().noise_lines if handle.transport is not None else 0, labels)
         for result, n in handle.cache_stats.items():
             cache.add(n, {**labels, "result": result})
     return [up, state, restarts, in_flight, sent, received, noise, cache, requests, rate, latency, success]

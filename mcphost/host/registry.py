@@ -235,7 +235,8 @@ class Registry:
         handle.refresher = None
         if refresher is not None and not refresher.done():
             refresher.cancel()
-            try:
-                await refresher
-            except BaseException:
-                pass
+            # Waited for, not awaited: the refresher's cancellation (or failure) ends here,
+            # while our caller's own cancellation goes through.
+            await asyncio.wait({refresher})
+            if not refresher.cancelled() and refresher.exception() is not None:
+                logger.warning("%s: refresh failed: %r", handle.name, refresher.exception())

@@ -8,7 +8,8 @@ in one place:
   that ran out of time, each become one :class:`~mcphost.errors.ServerStartupError` whose
   ``transient`` says whether another try may succeed;
 - a server that died of one of its configured limits says so ("out of memory under its limit
-  (256 MiB)");
+  (256 MiB)"): which limit is the stdio transport's finding (``Gone.process.limit``, from
+  the exit signal and stderr), the words are the host's;
 - a start tried several times says how many, and how the other tries failed.
 
 The stderr tail is data (``stderr_tail``), never glued to a message: ``str()`` of the error
@@ -18,10 +19,7 @@ shows it. Errors are made whole here and not changed afterwards.
 from __future__ import annotations
 
 import logging
-import os
-import re
-import signal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import (
     ConfigurationError,
@@ -32,12 +30,14 @@ from ..errors import (
     TransportError,
 )
 
+if TYPE_CHECKING:
+    from ..transports.base import Gone
+
 __all__ = [
     "INSTALL_TIMEOUT",
     "after_attempts",
     "headline",
     "host_failed",
-    "is_package_runner",
     "limit_cause",
     "out_of_time",
     "translate",
@@ -48,38 +48,21 @@ logger = logging.getLogger("mcphost.host.startup_errors")
 
 #: The first start of a server launched through a package runner may include a download.
 INSTALL_TIMEOUT: Final = 300.0
-_RUNNERS: Final = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "dlx"})
 
 
-def is_package_runner(config: Any) -> bool:
-    """Is the server started through a package runner that may download it first?"""
-    command = getattr(config, "command", None)
-    if not isinstance(command, str):
-        return False
-    name = os.path.basename(command).lower().removesuffix(".cmd").removesuffix(".exe")
-    args = list(getattr(config, "args", ()))
-    return name in _RUNNERS or (name in ("npm", "pnpm", "yarn") and bool(args) and args[0] in ("exec", "dlx"))
-
-
-_OOM: Final = re.compile(r"(?i)out of memory|MemoryError|allocation failed|cannot allocate memory|ENOMEM")
-_EMFILE: Final = re.compile(r"(?i)too many open files|EMFILE")
-_NPROC: Final = re.compile(r"(?i)resource temporarily unavailable|EAGAIN|can't start new thread")
-
-
-def limit_cause(limits: Any, exit_code: int | None, tail: list[str]) -> str | None:
-    """Whether a server that ended died of one of its configured limits, said plainly."""
-    if limits is None or exit_code is None or exit_code == 0:
+def limit_cause(limits: Any, gone: Gone | None) -> str | None:
+    """The host's words for the configured limit a server's process died of, as its
+    transport reported it (``Gone.process.limit``); None if it did not."""
+    kind = gone.process.limit if gone is not None and gone.process is not None else None
+    if limits is None or kind is None:
         return None
-    text = "\n".join(tail[-20:])
-    cpu = limits.cpu_seconds
-    if cpu and exit_code in (-signal.SIGXCPU, -signal.SIGKILL):
-        return f"killed by its CPU limit ({cpu} s)"
-    memory = limits.memory_bytes
-    if memory and (_OOM.search(text) or exit_code in (-signal.SIGSEGV, -signal.SIGABRT)):
-        return f"out of memory under its limit ({memory / (1 << 20):g} MiB)"
-    if limits.open_files and _EMFILE.search(text):
+    if kind == "cpu":
+        return f"killed by its CPU limit ({limits.cpu_seconds} s)"
+    if kind == "memory":
+        return f"out of memory under its limit ({limits.memory_bytes / (1 << 20):g} MiB)"
+    if kind == "files":
         return f"ran out of file descriptors under its limit ({limits.open_files})"
-    if limits.processes and _NPROC.search(text):
+    if kind == "processes":
         return f"could not start a process under its limit ({limits.processes})"
     return None
 
@@ -105,9 +88,10 @@ def out_of_time(name: str, timeout: float, tail: list[str], *, budget: bool = Fa
                               transient=True)
 
 
-def translate(name: str, exc: MCPHostError, tail: list[str], limits: Any) -> ServerStartupError:
-    """The start error for what the transport or the session raised while starting
-    (a ``ConfigurationError`` is not translated: the caller raises it as it is)."""
+def translate(name: str, exc: MCPHostError, tail: list[str], limits: Any, gone: Gone | None = None) -> ServerStartupError:
+    """The start error for what the transport or the session raised while starting, with
+    ``gone`` (how the transport ended, if it did) for the limit the process died of (a
+    ``ConfigurationError`` is not translated: the caller raises it as it is)."""
     if isinstance(exc, ServerStartupError):
         return exc
     if isinstance(exc, TransportError):
@@ -116,7 +100,7 @@ def translate(name: str, exc: MCPHostError, tail: list[str], limits: Any) -> Ser
         return ServerStartupError(exc.message, server=name, transient=exc.transient)
     if isinstance(exc, ServerUnavailableError):
         tail = exc.stderr_tail or tail
-        cause = limit_cause(limits, exc.exit_code, tail)
+        cause = limit_cause(limits, gone)
         text = f"server exited during start-up{exit_text(exc.exit_code)}" + (f": {cause}" if cause else "")
         return ServerStartupError(text, server=name, stderr_tail=tail, transient=True)
     # It answered, wrongly (a protocol or JSON-RPC error): another try would only repeat it.
@@ -157,12 +141,13 @@ def host_failed(failures: dict[str, MCPHostError]) -> MCPHostError:
                               stderr_tail=getattr(only, "stderr_tail", None), failures=failures)
 
 
-def unavailable_with_cause(err: MCPHostError, limits: Any) -> MCPHostError:
-    """How a ready server went away, with the limit it died of when that is why."""
-    exit_code = getattr(err, "exit_code", None)
-    tail = list(getattr(err, "stderr_tail", []))
-    cause = limit_cause(limits, exit_code, tail)
+def unavailable_with_cause(err: MCPHostError, limits: Any, gone: Gone | None) -> MCPHostError:
+    """How a ready server went away, with the limit it died of when that is why (``gone``:
+    how its transport ended)."""
+    cause = limit_cause(limits, gone)
     if not cause:
         return err
+    exit_code = getattr(err, "exit_code", None)
+    tail = list(getattr(err, "stderr_tail", []))
     return ServerUnavailableError(f"{headline(err)}: {cause}", server=err.server, exit_code=exit_code,
                                   stderr_tail=tail)

@@ -6,23 +6,19 @@ handshake and discovery within the server's start-up ``timeout``, and moves the 
 through the transitions of :mod:`~mcphost.protocol.lifecycle` — each one checked, logged
 and emitted as a ``state_changed`` event. Servers start in dependency layers, each layer
 in parallel; shutdown stops every server in parallel, in a task of its own so a cancelled
-caller cannot interrupt it. A SIGTERM handler (when the application has none) and an
-``atexit`` hook make sure no server outlives the application.
+caller cannot interrupt it. A SIGTERM handler (:mod:`.signals`, when the application has
+none) shuts down before the application dies of the signal; the process room of the stdio transport
+(``transports/stdio``) holds the one shutdown ladder, its ``atexit`` hook and the
+immediate kill, which the supervisor reaches only through the transport contract.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import logging
 import os
 import random
-import signal
-import sys
-import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -48,6 +44,7 @@ from .recovery import Recovery, grace
 from .registry import Registry
 from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
+from .signals import SigtermShutdown
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -56,8 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["Supervisor"]
 
 logger = logging.getLogger("mcphost.host.supervisor")
-
-_live: weakref.WeakSet[Supervisor] = weakref.WeakSet()
 
 
 class Supervisor:
@@ -99,7 +94,8 @@ class Supervisor:
         self.client_info = client_info
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
-        self._signal_installed = False
+        #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
+        self.sigterm = SigtermShutdown(self._shutdown_host)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         # The task running each server's start, so that a stop can cancel it rather than
@@ -165,8 +161,8 @@ class Supervisor:
             ServerStartupError: with ``require_all``, naming every server that failed and
                 why (a single ``ConfigurationError`` is raised as it is).
         """
-        _live.add(self)
-        self._install_signal_handler()
+        if self.handle_signals:
+            self.sigterm.install()
         deadline = self._deadline(self.retry)  # TR9.3: the whole host starts within the budget
         self.layers = [list(layer) for layer in layers]
         failures: dict[str, MCPHostError] = {}
@@ -298,7 +294,9 @@ class Supervisor:
         self.reads.restarted(handle.name)  # a new session: nothing the old one said holds
         handle.error = None
         timeout = handle.config.timeout
-        if not handle.installed and startup_errors.is_package_runner(handle.config):
+        from ..transports.factory import may_install_first
+
+        if not handle.installed and may_install_first(handle.config):
             # npx -y, uvx, pipx run: the first start may download the package first (over a
             # minute is common); it gets the longer of its timeout and INSTALL_TIMEOUT.
             timeout = max(timeout, startup_errors.INSTALL_TIMEOUT)
@@ -333,11 +331,13 @@ class Supervisor:
         self.set_state(handle, ServerState.READY)
 
     async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
-        err = startup_errors.translate(handle.name, exc, handle.stderr_tail(), handle.config.limits)
+        gone = handle.session.gone if handle.session is not None else None
+        err = startup_errors.translate(handle.name, exc, handle.stderr_tail(), handle.config.limits, gone)
         await self._fail(handle, err)
         raise err from exc
 
-    def _make_transport(self, config: ServerConfig) -> Transport:
+    def _make_transport(self, handle: ServerHandle) -> Transport:
+        config = handle.config
         # The application's own tools are always served in process, whatever the factory.
         if self.transport_factory is not None and config.name not in self.local:
             return self.transport_factory(config)
@@ -345,12 +345,12 @@ class Supervisor:
 
         return make_transport(
             config, environ=self.environ, max_message_size=self.max_message_size,
-            inherit_env=self.inherit_env, redact=self.redactor.text,
+            inherit_env=self.inherit_env, redact=self.redactor.text, shutdown_timeout=handle.shutdown_timeout,
             in_process={name: local.serve for name, local in self.local.items()},
         )
 
     async def _connect(self, handle: ServerHandle) -> None:
-        transport = self._make_transport(handle.config)
+        transport = self._make_transport(handle)
         trace = transport.trace
         if trace is not None:
             trace.bodies = self.trace_bodies
@@ -400,7 +400,7 @@ class Supervisor:
         """The session's transport went away by itself."""
         if handle.session is not session or handle.state is not ServerState.READY:
             return
-        err = startup_errors.unavailable_with_cause(err, handle.config.limits)
+        err = startup_errors.unavailable_with_cause(err, handle.config.limits, session.gone)
         handle.error = self.redactor.error(err)
         logger.warning("%s", err)
         self.set_state(handle, ServerState.UNAVAILABLE, startup_errors.headline(err))
@@ -524,8 +524,7 @@ class Supervisor:
             await asyncio.shield(task)
         except asyncio.CancelledError:
             bound = max((h.shutdown_timeout for h in self.servers.values()), default=0.0) + 10
-            with contextlib.suppress(BaseException):
-                await asyncio.wait({task}, timeout=bound)
+            await asyncio.wait({task}, timeout=bound)  # a second cancellation goes through
             raise
 
     async def stop_all(self) -> None:
@@ -545,91 +544,19 @@ class Supervisor:
             for handle, result in zip(handles, results):
                 if isinstance(result, BaseException):
                     logger.error("%s: shutdown failed: %r", handle.name, result)
-        self._remove_signal_handler()
+        self.sigterm.remove()
         self.redactor.uninstall()
-        _live.discard(self)
+
     def kill_now(self) -> list[str]:
-        """SIGKILL the process group of every server still running; their names."""
-        killed = []
-        for handle in self.servers.values():
-            # Not only live ones: a server in the middle of its shutdown ladder is killed too.
-            pgid = handle.transport.process_group() if handle.transport is not None else None
-            if pgid is not None and sys.platform != "win32":
-                with contextlib.suppress(OSError):
-                    os.killpg(pgid, signal.SIGKILL)
-                    killed.append(handle.name)
-        return killed
-
-    # -- signals --------------------------------------------------------------------------
-
-    def _install_signal_handler(self) -> None:
-        if not self.handle_signals or sys.platform == "win32" or self._signal_installed:
-            return
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return  # the application handles SIGTERM itself
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
-            self._signal_installed = True
-
-    def _remove_signal_handler(self) -> None:
-        if self._signal_installed:
-            self._signal_installed = False
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+        """End at once, without the graceful steps, whatever every server's transport runs
+        locally (a second Ctrl-C); the names of the servers killed."""
+        # Not only live ones: a server in the middle of its shutdown ladder is killed too.
+        return [handle.name for handle in self.servers.values()
+                if handle.transport is not None and handle.transport.kill_now()]
 
     #: Set by the host: its idempotent shutdown (the SIGTERM handler runs it).
     shutdown: Callable[[], Any] | None = None
 
-    def _on_sigterm(self) -> None:
-        logger.warning("SIGTERM received: shutting down every server")
-
-        async def stop_then_exit() -> None:
-            if self.shutdown is not None:
-                await self.shutdown()
-            # Now die of SIGTERM as the sender intended.
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-
-        asyncio.get_running_loop().create_task(stop_then_exit())
-
-
-@atexit.register
-def _kill_leftovers() -> None:  # pragma: no cover - runs at interpreter exit (tested in a child)
-    """Last resort for an application that exits without shutdown(): no server outlives it.
-    SIGTERM every group still running, wait up to the servers' graceful timeout, then
-    SIGKILL what is left."""
-    groups: dict[int, float] = {}
-    for supervisor in list(_live):
-        for handle in supervisor.servers.values():
-            if handle.live and handle.transport is not None:
-                pgid = handle.transport.process_group()
-                if pgid is not None:
-                    groups[pgid] = max(groups.get(pgid, 0.0), handle.shutdown_timeout)
-    if not groups or sys.platform == "win32":
-        return
-    for pgid in groups:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + max(groups.values())
-    alive = set(groups)
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.02)
-        alive = {pgid for pgid in alive if _group_exists(pgid)}
-    for pgid in alive:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-
-
-def _group_exists(pgid: int) -> bool:
-    # Reap the leader if it is our child, so that a dead leader is not a zombie that keeps
-    # its group answering; other members belong to init once the leader is gone.
-    with contextlib.suppress(OSError):
-        os.waitpid(pgid, os.WNOHANG)
-    try:
-        os.killpg(pgid, 0)
-    except OSError:
-        return False
-    return True
+    async def _shutdown_host(self) -> None:
+        if self.shutdown is not None:
+            await self.shutdown()

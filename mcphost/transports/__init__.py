@@ -1,12 +1,13 @@
 """Transports move JSON-RPC messages and know no MCP (layer 2).
 
 ``base`` is the contract, ``factory`` builds one from a server's configuration,
-``memory`` pairs two ends in one process, ``stdio`` speaks to a child process, ``http``
-(with ``http_session``: the session id and what is held while it is lost) speaks
-Streamable HTTP, ``http_auto`` adds the spec's probe of a legacy server, ``sse`` speaks the
-legacy HTTP+SSE transport.
+``memory`` pairs two ends in one process, ``stdio/`` speaks to a child process and is the
+process room (spawn, the one shutdown ladder, the operating system's differences: nothing
+else in the package handles a process), ``http`` (with ``http_session``: the session id
+and what is held while it is lost) speaks Streamable HTTP, ``http_auto`` adds the spec's
+probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport.
 """
 
-from .base import BaseTransport, Gone, Receiver, SessionLost, Transport
+from .base import BaseTransport, Gone, ProcessEnd, Receiver, SessionLost, Transport, Vitals
 
-__all__ = ["BaseTransport", "Gone", "Receiver", "SessionLost", "Transport"]
+__all__ = ["BaseTransport", "Gone", "ProcessEnd", "Receiver", "SessionLost", "Transport", "Vitals"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from .._json import loads
 from ..errors import TransportError
@@ -51,8 +51,10 @@ __all__ = [
     "NOTIFICATION",
     "RESPONSE",
     "Gone",
+    "ProcessEnd",
     "Receiver",
     "Transport",
+    "Vitals",
 ]
 
 # What is sent (the transport's "little metadata"): a request expects an answer; a
@@ -62,26 +64,68 @@ NOTIFICATION: Final = 2
 RESPONSE: Final = 3
 
 
+class ProcessEnd:
+    """How a local server process ended: only a transport that runs one reports it.
+
+    Attributes:
+        exit_code: the exit code (negative: killed by that signal), ``None`` if unknown.
+        limit: the configured resource limit it most likely died of (``"memory"``,
+            ``"cpu"``, ``"files"``, ``"processes"``), else ``None``; the host words it.
+        forced: it did not stop when asked and had to be killed.
+    """
+
+    __slots__ = ("exit_code", "forced", "limit")
+
+    def __init__(self, exit_code: int | None, *, limit: str | None = None, forced: bool = False) -> None:
+        self.exit_code = exit_code
+        self.limit = limit
+        self.forced = forced
+
+    def __repr__(self) -> str:
+        return f"ProcessEnd({self.exit_code!r}, limit={self.limit!r}, forced={self.forced!r})"
+
+
 class Gone:
     """Why a transport's peer went away, in the transport's own terms.
 
     Attributes:
         reason: one line for people, e.g. ``server exited with code 1``.
-        exit_code: a process's exit code (negative: killed by that signal), else ``None``.
-        stderr_tail: the last diagnostic lines the peer wrote (stderr for a process).
+        stderr_tail: the last diagnostic lines the peer wrote or the transport noted
+            (stderr for a process, failed exchanges for a remote server).
+        process: how the local process ended, for a transport that runs one; ``None``
+            for the others (nothing is made up for them).
     """
 
-    __slots__ = ("exit_code", "reason", "stderr_tail")
+    __slots__ = ("process", "reason", "stderr_tail")
 
     def __init__(
-        self, reason: str, *, exit_code: int | None = None, stderr_tail: list[str] | None = None
+        self, reason: str, *, stderr_tail: list[str] | None = None, process: ProcessEnd | None = None
     ) -> None:
         self.reason = reason
-        self.exit_code = exit_code
         self.stderr_tail = list(stderr_tail or [])
+        self.process = process
+
+    @property
+    def exit_code(self) -> int | None:
+        """The process's exit code, when a process ended (else ``None``)."""
+        return self.process.exit_code if self.process is not None else None
 
     def __repr__(self) -> str:
-        return f"Gone({self.reason!r}, exit_code={self.exit_code!r})"
+        return f"Gone({self.reason!r}, process={self.process!r})"
+
+
+class Vitals(NamedTuple):
+    """What the host shows of any transport beside its counters.
+
+    Attributes:
+        pid: the local process serving the connection, ``None`` when there is none (a
+            remote or in-process server) or it has not started.
+        noise_lines: input read that was not a message, skipped (a server printing its
+            logs where messages go).
+    """
+
+    pid: int | None = None
+    noise_lines: int = 0
 
 
 class SessionLost:
@@ -158,11 +202,15 @@ class Transport(Protocol):
 
     def statistics(self) -> dict[str, Any]:
         """Counters: ``bytes_in``, ``bytes_out``, ``messages_in``, ``messages_out``, and
-        transport-specific ones (``noise_lines``, ``pid``...)."""
+        transport-specific ones (shown as they are, never read by the host)."""
 
-    def process_group(self) -> int | None:
-        """The OS process group of a local server still running, for a last-resort kill
-        when the application exits without shutting down (``None``: nothing to kill)."""
+    def vitals(self) -> Vitals:
+        """The transport-neutral facts the host shows: a local process's pid, noise."""
+
+    def kill_now(self) -> bool:
+        """Synchronously end at once whatever this transport runs locally, without the
+        graceful steps of :meth:`aclose` (a second Ctrl-C); ``aclose`` still finishes.
+        False: nothing was running (always, for a transport that runs no process)."""
 
     @property
     def trace(self) -> WireTrace | None:
@@ -198,8 +246,11 @@ class BaseTransport:
 
     trace: WireTrace | None = None
 
-    def process_group(self) -> int | None:
-        return None
+    def vitals(self) -> Vitals:
+        return Vitals()  # no local process, no noise
+
+    def kill_now(self) -> bool:
+        return False  # nothing runs locally
 
     def negotiated(self, version: str) -> None:
         return None

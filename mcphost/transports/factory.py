@@ -16,13 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigurationError
-from ..process import child_environment
 from .base import Transport
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["InProcessServer", "TransportFactory", "make_transport"]
+__all__ = ["InProcessServer", "TransportFactory", "make_transport", "may_install_first"]
 
 #: What the host calls to get a server's transport (tests and embedders pass their own).
 TransportFactory = Callable[["ServerConfig"], Transport]
@@ -32,9 +31,10 @@ InProcessServer = Callable[[Transport], None]
 
 def _stdio(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None,
+    redact: Callable[[str], str] | None, shutdown_timeout: float,
 ) -> Transport:
     from .stdio import StdioTransport
+    from .stdio.command import child_environment
 
     assert config.command is not None  # the configuration guarantees it for stdio
     limits = config.limits
@@ -50,12 +50,13 @@ def _stdio(
         files_limit=limits.open_files if limits else None,
         process_limit=limits.processes if limits else None,
         redact=redact,
+        shutdown_timeout=config.shutdown_timeout or shutdown_timeout,
     )
 
 
 def _websocket(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None,
+    redact: Callable[[str], str] | None, shutdown_timeout: float,
 ) -> Transport:
     from .websocket import WebSocketTransport
 
@@ -88,7 +89,7 @@ def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: 
 
 def _http(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None,
+    redact: Callable[[str], str] | None, shutdown_timeout: float,
 ) -> Transport:
     from .http_auto import HttpTransport
 
@@ -97,14 +98,14 @@ def _http(
 
 def _sse(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None,
+    redact: Callable[[str], str] | None, shutdown_timeout: float,
 ) -> Transport:
     from .sse import SseTransport
 
     return SseTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
 
 
-_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None], Transport]]] = {
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None, float], Transport]]] = {
     "http": _http,
     "sse": _sse,
     "stdio": _stdio,
@@ -117,11 +118,14 @@ LOCAL: Final = "local"
 def make_transport(
     config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False,
     redact: Callable[[str], str] | None = None, in_process: Mapping[str, InProcessServer] | None = None,
+    shutdown_timeout: float = 10.0,
 ) -> Transport:
     """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
     A child process gets the allow-listed part of ``environ`` (all of it with
     ``inherit_env``) plus the server's own ``env``; ``redact`` is applied to every line the
-    server writes on stderr. A ``local`` server is served by ``in_process[config.name]``."""
+    server writes on stderr; ``shutdown_timeout`` (the server's own ``shutdownTimeout``
+    first) is how long a process left running at interpreter exit gets after SIGTERM. A
+    ``local`` server is served by ``in_process[config.name]``."""
     if config.type == LOCAL:
         serve = (in_process or {}).get(config.name)
         if serve is None:
@@ -139,4 +143,15 @@ def make_transport(
             f"(supported: {', '.join(sorted(_BUILDERS))})",
             server=config.name,
         )
-    return builder(config, environ, max_message_size, inherit_env, redact)
+    return builder(config, environ, max_message_size, inherit_env, redact, shutdown_timeout)
+
+
+def may_install_first(config: ServerConfig) -> bool:
+    """Whether the first start of ``config``'s server may download it first (a stdio
+    command that is a package runner: ``npx -y pkg``, ``uvx pkg``...), so that the host
+    can allow it more time."""
+    if config.type != "stdio" or config.command is None:
+        return False
+    from .stdio.command import is_package_runner
+
+    return is_package_runner(config.command, config.args)

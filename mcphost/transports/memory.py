@@ -81,9 +81,6 @@ class MemoryTransport(BaseTransport):
     def statistics(self) -> dict[str, Any]:
         return dict(self._stats)
 
-    def process_group(self) -> int | None:
-        return None
-
     def peer_gone(self, reason: str = "peer closed the connection") -> None:
         """End the connection from this side as a crash would (the peer is told)."""
         self._closed = True

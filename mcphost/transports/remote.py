@@ -149,9 +149,6 @@ class RemoteTransport(GoneOnce):
             "oversized": self.oversized_messages,
         }
 
-    def process_group(self) -> int | None:
-        return None
-
     def _on_write_paused(self, paused: bool) -> None:
         self.needs_drain = paused
         if self._receiver is not None:

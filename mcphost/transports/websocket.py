@@ -263,6 +263,3 @@ class WebSocketTransport(GoneOnce):
 
     def statistics(self) -> dict[str, Any]:
         return dict(self._stats)
-
-    def process_group(self) -> int | None:
-        return None

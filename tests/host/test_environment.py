@@ -10,7 +10,7 @@ import pytest
 from helpers import ECHO_TOOL, fake, fake_config
 
 from mcphost import MCPHost
-from mcphost.process import child_environment
+from mcphost.transports.stdio.command import child_environment
 
 PASSED = {
     "HTTPS_PROXY": "http://proxy.internal:3128", "https_proxy": "http://proxy.internal:3128",
@@ -45,7 +45,7 @@ async def test_inherit_env_passes_everything() -> None:
 
 
 def test_own_env_wins_and_dropped_names_are_logged_without_values(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, "mcphost.process")
+    caplog.set_level(logging.DEBUG, "mcphost.transports.stdio.command")
     env = child_environment({"PATH": "/bin", "SECRET_TOKEN": "value-123"}, {"PATH": "/opt/bin"}, name="fs")
     assert env == {"PATH": "/opt/bin"}
     text = caplog.text

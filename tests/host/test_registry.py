@@ -134,3 +134,34 @@ async def test_errors_list_at_most_twenty_names() -> None:
         message = str(info.value)
         assert len(message) < 3000
         assert "tool000, tool001" in message and "and 480 more" in message
+
+
+async def test_stopping_the_refresh_lets_the_callers_cancellation_through() -> None:
+    # The refresher is cancelled and waited for; a cancellation of the caller meanwhile is
+    # the caller's own and must reach it (it was swallowed with the refresher's).
+    import asyncio
+
+    from mcphost.config import ServerConfig
+    from mcphost.host.handle import ServerHandle
+    from mcphost.host.registry import Registry
+
+    handle = ServerHandle(ServerConfig(name="a", type="local"), request_timeout=5, shutdown_timeout=5)
+    told, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_to_stop() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            told.set()
+            await release.wait()  # a refresh finishing its step before it ends
+            raise
+
+    handle.refresher = asyncio.ensure_future(slow_to_stop())
+    await asyncio.sleep(0)  # the refresher runs up to its wait
+    stopping = asyncio.ensure_future(Registry(bounds=Bounds(), on_listed=lambda h, k: None).stop(handle))
+    await asyncio.wait_for(told.wait(), 10)
+    stopping.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(stopping, 10)
+    assert stopping.cancelled()

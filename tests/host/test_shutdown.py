@@ -78,3 +78,32 @@ async def test_a_grandchild_that_left_the_group_does_not_survive_shutdown(tmp_pa
         assert Path(f"/proc/{stray}").exists()
     assert await wait_for(lambda: not Path(f"/proc/{stray}").exists()
                           or "Z" in Path(f"/proc/{stray}/stat").read_text().rsplit(")", 1)[1][:3])
+
+
+async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_signal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The handler's shutdown runs in a task the supervisor holds (a task no one holds may be
+    # collected mid-run); a second SIGTERM meanwhile starts no second one; once every server
+    # is stopped the application dies of SIGTERM as the sender intended.
+    import os
+
+    from mcphost.host import signals as module
+
+    died: list[tuple[int, int]] = []
+    monkeypatch.setattr(module.os, "kill", lambda pid, sig: died.append((pid, sig)))
+    monkeypatch.setattr(module.signal, "signal", lambda sig, handler: None)
+    cfg = fake_config(a=fake({"tools": [ECHO_TOOL]}))
+    host = MCPHost(cfg, handle_signals=False)
+    await host.initialize()
+    pid = host.servers["a"].pid()
+    sigterm = host.supervisor.sigterm
+    sigterm.on_sigterm()
+    task = sigterm.task
+    assert isinstance(task, asyncio.Task) and not task.done()
+    sigterm.on_sigterm()
+    assert sigterm.task is task
+    await asyncio.wait_for(task, 30)
+    assert died == [(os.getpid(), signal.SIGTERM)]
+    assert host.get_tools()["a"]["state"] == "stopped"
+    assert pid is not None and not group_alive(pid)

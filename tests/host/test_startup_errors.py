@@ -15,6 +15,7 @@ from mcphost.errors import (
     TransportError,
 )
 from mcphost.host.startup_errors import after_attempts, translate, unavailable_with_cause
+from mcphost.transports.base import Gone, ProcessEnd
 
 PACKAGE = Path(mcphost.__file__).parent
 
@@ -42,7 +43,10 @@ def test_an_exit_during_start_is_transient_and_its_tail_is_data() -> None:
     assert err.stderr_tail == ["boom"]
     assert str(err) == "a: server exited during start-up with code 3; last stderr lines:\n  boom"
     died = ServerUnavailableError("gone", server="a", exit_code=-9, stderr_tail=["MemoryError"])
-    assert "out of memory under its limit (256 MiB)" in translate("a", died, [], Limits()).message
+    # Which limit is the transport's finding; the words are the host's.
+    ended = Gone("server was killed by signal 9", process=ProcessEnd(-9, limit="memory"))
+    assert "out of memory under its limit (256 MiB)" in translate("a", died, [], Limits(), ended).message
+    assert "limit" not in translate("a", died, [], Limits(), Gone("gone", process=ProcessEnd(-9))).message
 
 
 def test_a_wrong_answer_is_not_transient() -> None:
@@ -65,10 +69,12 @@ def test_tries_are_counted_in_a_new_error_and_the_old_ones_are_left_alone() -> N
 def test_a_limit_cause_makes_a_new_error() -> None:
     gone = ServerUnavailableError("server was killed by signal 9", server="a", exit_code=-9,
                                   stderr_tail=["cannot allocate memory"])
-    told = unavailable_with_cause(gone, Limits())
+    ended = Gone("server was killed by signal 9", process=ProcessEnd(-9, limit="memory"))
+    told = unavailable_with_cause(gone, Limits(), ended)
     assert told is not gone and gone.message == "server was killed by signal 9"
     assert told.message == "server was killed by signal 9: out of memory under its limit (256 MiB)"
-    assert unavailable_with_cause(gone, None) is gone
+    assert unavailable_with_cause(gone, None, ended) is gone
+    assert unavailable_with_cause(gone, Limits(), None) is gone  # a remote transport: no process
 
 
 def test_transports_do_not_raise_the_hosts_start_error() -> None:

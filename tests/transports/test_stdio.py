@@ -118,3 +118,64 @@ async def test_arguments_written_inside_command_are_named_as_such() -> None:
     t = StdioTransport("t", f"{sys.executable} -m mcphost.testing", [], env=dict(os.environ))
     with pytest.raises(ConfigurationError, match=r'is followed by its arguments in "command": put them in "args"'):
         await t.start()
+
+
+async def test_a_cancelled_aclose_raises_cancelled_error_to_its_caller() -> None:
+    # aclose() cancels the task that collects the exit and waits for it; a cancellation of
+    # aclose's own caller meanwhile must reach that caller, not be swallowed with the child's.
+    import asyncio
+
+    t = transport("import time\ntime.sleep(30)")
+    await t.start()
+    told, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_to_stop() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            told.set()
+            await release.wait()  # still collecting the exit when it is cancelled
+            raise
+
+    t._eof_task = asyncio.ensure_future(slow_to_stop())
+    closing = asyncio.ensure_future(t.aclose(5))
+    await asyncio.wait_for(told.wait(), 20)  # the ladder is done; aclose waits for the child
+    closing.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(closing, 10)
+    assert t.process.ended and t.process.returncode is not None
+
+
+async def test_kill_now_kills_the_tree_at_once_and_says_it_had_to() -> None:
+    # Ignores EOF and SIGTERM: only a kill ends it. kill_now() does, synchronously, and the
+    # shutdown under way still finishes, reporting that the process was forced.
+    import asyncio
+    import signal
+
+    code = ("import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "sys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(60)")
+    t = transport(code, cpu_limit=600)  # a CPU limit: the SIGKILL is still not blamed on it
+    sink = Sink()
+    t.set_receiver(sink)
+    await t.start()
+    assert await wait_for(lambda: sink.messages == [] and t.statistics()["noise_lines"] == 1)
+    assert t.vitals().pid == t.process.pid and t.vitals().noise_lines == 1
+    closing = asyncio.ensure_future(t.aclose(60))
+    assert await wait_for(lambda: t.process._shutdown_task is not None)
+    assert t.kill_now()
+    gone = await asyncio.wait_for(closing, 20)
+    assert gone.process is not None and gone.process.forced and gone.process.limit is None
+    assert gone.exit_code == -signal.SIGKILL
+    assert not t.kill_now()  # nothing left to kill
+
+
+async def test_a_process_that_died_of_its_cpu_limit_says_which_limit() -> None:
+    t = transport("while True: pass", cpu_limit=1)
+    sink = Sink()
+    t.set_receiver(sink)
+    await t.start()
+    assert await wait_for(lambda: sink.gone != [], timeout=30)
+    end = sink.gone[0].process
+    assert end is not None and end.limit == "cpu" and not end.forced
+    await t.aclose(2)

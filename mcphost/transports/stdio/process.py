@@ -1,10 +1,10 @@
-"""Child processes of stdio servers: spawn, stderr drain, shutdown ladder.
+"""A stdio server's process: spawn, pipes, stderr, and the ONE shutdown ladder.
 
-Layer 2 (I/O). One :class:`ServerProcess` per stdio server. It owns:
+Layer 2, the stdio room. One :class:`ServerProcess` per stdio server. It owns:
 
 - the spawn: ``loop.subprocess_exec`` (never a shell, so arguments are never
-  interpreted), in a new session and so a new process group, with an environment built
-  from a small allow-list of the parent's variables plus the server's own ``env``;
+  interpreted) as the leader of a process tree of its own (:mod:`.platform`), with the
+  environment :mod:`.command` built;
 - the pipes, through a protocol rather than streams: stdout bytes are handed to
   ``on_stdout`` as the event loop reads them (no reader task to wake, no stream buffer to
   copy through: a call's response is acted on in the same loop turn it arrives), and
@@ -12,9 +12,12 @@ Layer 2 (I/O). One :class:`ServerProcess` per stdio server. It owns:
 - stderr: every line goes to the ``mcphost.server.<name>`` logger as it arrives and the
   last 50 lines are kept for error messages;
 - the shutdown ladder of the MCP stdio transport ("close the child's stdin, wait; then
-  SIGTERM; then SIGKILL"), applied to the whole process group so that ``npx``-launched
-  servers (npx runs node as a child) leave no orphan. Every step is bounded, and the
-  ladder runs in its own task so a cancelled caller cannot interrupt it half-way.
+  SIGTERM; then SIGKILL"), applied to the whole tree so that ``npx``-launched servers (npx
+  runs node as a child) leave no orphan. Every step is bounded, and the ladder runs in its
+  own task so a cancelled caller cannot interrupt it half-way. Its two synchronous forms
+  live here too: :meth:`ServerProcess.kill_now` (a second Ctrl-C) and the ``atexit`` hook
+  that ends the trees of an application that exits without shutting down (SIGTERM, the
+  process's ``exit_grace``, SIGKILL). Nothing outside this room signals a server.
 
 Exit is detected by polling ``returncode`` rather than waiting for the transport to
 close, which also waits for the pipes to close — never, if a grandchild holds them.
@@ -23,94 +26,32 @@ close, which also waits for the pipes to close — never, if a grandchild holds 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
 import contextlib
 import logging
 import os
-import shutil
-import signal
 import subprocess
-import sys
+import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Final, cast
 
-from .errors import ConfigurationError
+from ...errors import ConfigurationError
+from . import platform
+from .command import resolve_command
+from .platform import NO_LIMITS, Limits, ProcessTree
 
-__all__ = ["ENV_ALLOWLIST", "ServerProcess", "child_environment", "resolve_command"]
+__all__ = ["STDIN_GRACE", "ServerProcess"]
 
-logger = logging.getLogger("mcphost.process")
+logger = logging.getLogger("mcphost.transports.stdio.process")
 
-# DESIGN §3: a child inherits only these, plus its own env. Beyond the basics: what makes
-# package runners (npx, uvx) and TLS work behind a proxy or a private CA, and the
-# per-user folders they keep caches in.
-ENV_ALLOWLIST: Final = (
-    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "COMSPEC")
-    if sys.platform == "win32"
-    else ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
-) + (
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE", "PYTHONUTF8",
-)
-#: Variables passed on by prefix: the package runners' own settings (npm's registry and
-#: proxy, uv's and pip's index URL, trusted host, certificate: uvx, pipx and npx start most
-#: servers and must reach a private index); XDG folders.
-ENV_PREFIXES: Final = ("npm_config_", "NPM_CONFIG_", "UV_", "PIP_", "PIPX_", "XDG_")
 STDERR_LINES: Final = 50
 #: How long a server gets to exit on its own once its stdin is closed, before SIGTERM (the
 #: official SDK waits 2 s too; a server that ignores EOF should not cost half the timeout).
 STDIN_GRACE: Final = 2.0
 _STDERR_LINE_MAX: Final = 4096
 _WRITE_HIGH_WATER: Final = 1 << 20
-
-
-def child_environment(
-    parent: Mapping[str, str], own: Mapping[str, str], *, inherit: bool = False, name: str = ""
-) -> dict[str, str]:
-    """The environment of a child: the allow-listed parent variables (every one with
-    ``inherit``), then ``own``. The names left out are logged once per call at DEBUG."""
-    if inherit:
-        env = dict(parent)
-    else:
-        env = {key: parent[key] for key in ENV_ALLOWLIST if key in parent}
-        env.update((k, v) for k, v in parent.items() if k.startswith(ENV_PREFIXES))
-        if logger.isEnabledFor(logging.DEBUG):
-            dropped = sorted(k for k in parent if k not in env)
-            if dropped:
-                # Names only: values may be secrets.
-                logger.debug("%s: not passed to the server: %s", name or "server", ", ".join(dropped))
-    env.update(own)
-    return env
-
-
-def resolve_command(command: str, env: Mapping[str, str], cwd: str | None) -> str:
-    """Find the executable the way the child's PATH would, or raise ConfigurationError.
-
-    Commands run without a shell: ``"npx -y pkg /tmp"`` is one (missing) program, not four
-    words; when that is what is wrong, the error says where the arguments go."""
-    try:
-        return _resolve(command, env, cwd)
-    except ConfigurationError:
-        first, _, rest = command.strip().partition(" ")
-        if rest and shutil.which(first, path=env.get("PATH", os.defpath)) is not None:
-            raise ConfigurationError(
-                f'command {os.path.basename(first)!r} is followed by its arguments in "command": '
-                'put them in "args" (commands run without a shell)'
-            ) from None
-        raise
-
-
-def _resolve(command: str, env: Mapping[str, str], cwd: str | None) -> str:
-    if os.sep in command or (os.altsep and os.altsep in command):
-        path = command if os.path.isabs(command) or cwd is None else os.path.join(cwd, command)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return command
-        raise ConfigurationError(f"command {os.path.basename(command)!r} not found or not executable")
-    found = shutil.which(command, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise ConfigurationError(f"command {command!r} not found on PATH")
-    return found
 
 
 class _ChildProtocol(asyncio.SubprocessProtocol):
@@ -158,12 +99,11 @@ class ServerProcess:
         *,
         env: Mapping[str, str],
         cwd: str | None = None,
-        memory_limit: int | None = None,
-        cpu_limit: int | None = None,
-        files_limit: int | None = None,
-        process_limit: int | None = None,
+        limits: Limits = NO_LIMITS,
         stdin_grace: float = STDIN_GRACE,
+        exit_grace: float = 10.0,
         redact: Callable[[str], str] | None = None,
+        tree: ProcessTree | None = None,
     ) -> None:
         self.name = name
         #: Applied to every stderr line before it is logged or kept (secrets out).
@@ -173,10 +113,13 @@ class ServerProcess:
         self.args = list(args)
         self.env = dict(env)
         self.cwd = cwd
-        self.memory_limit = memory_limit
-        self.cpu_limit = cpu_limit
-        self.files_limit = files_limit
-        self.process_limit = process_limit
+        #: Resource limits applied to the child (POSIX).
+        self.limits = limits
+        #: How long the ``atexit`` hook waits after SIGTERM before SIGKILL (the server's
+        #: graceful shutdown timeout).
+        self.exit_grace = exit_grace
+        #: The operating system's side: groups, signals, survivors.
+        self.tree: ProcessTree = tree if tree is not None else platform.current()
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
         #: Called once when the leader process exits, even while a grandchild that
@@ -184,7 +127,12 @@ class ServerProcess:
         self.on_exit: Callable[[], None] | None = None
         #: Called with True when writers should wait (``write_paused``), False when not.
         self.on_write_paused: Callable[[bool], None] | None = None
-        self.pgid: int | None = None
+        #: The leader's pid, which names its tree; None until started.
+        self.leader: int | None = None
+        #: The ladder (or :meth:`kill_now`) had to kill the server: it did not stop when asked.
+        self.forced = False
+        #: The ladder ran to its end: nothing of the tree is ours to signal any more.
+        self.ended = False
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._transport: asyncio.SubprocessTransport | None = None
         self._stdin: asyncio.WriteTransport | None = None
@@ -207,11 +155,7 @@ class ServerProcess:
                 server=self.name,
             )
         executable = resolve_command(self.command, self.env, self.cwd)
-        kwargs: dict[str, Any] = {}
-        if sys.platform != "win32":
-            kwargs["start_new_session"] = True  # own session => own process group
-            if self.memory_limit or self.cpu_limit or self.files_limit or self.process_limit:
-                kwargs["preexec_fn"] = self._apply_limits
+        kwargs = self.tree.spawn_options(self.limits)
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
@@ -237,7 +181,9 @@ class ServerProcess:
             # back, a runaway writer is.
             self._stdin.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         pid = transport.get_pid()
-        self.pgid = pid if sys.platform != "win32" else None
+        self.leader = pid
+        _running.add(self)
+        _install_exit_hook()
         # The arguments are not logged: they may hold secrets expanded from ${...}.
         self.log.debug("= started pid %s: %s (%d arguments)", pid, self.command, len(self.args))
 
@@ -312,21 +258,6 @@ class ServerProcess:
             self._stderr_pending = b""
         self._stderr_done.set()
 
-    def _apply_limits(self) -> None:  # pragma: no cover - runs in the child after fork
-        import resource
-
-        # Memory through RLIMIT_DATA, not RLIMIT_AS: V8 reserves gigabytes of address space
-        # it never touches, so an address-space limit kills every Node server at start.
-        if self.memory_limit:
-            resource.setrlimit(resource.RLIMIT_DATA, (self.memory_limit, self.memory_limit))
-        if self.cpu_limit:
-            # The soft limit sends SIGXCPU (a clear cause); the hard one, a second later, SIGKILL.
-            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_limit, self.cpu_limit + 1))
-        if self.files_limit:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (self.files_limit, self.files_limit))
-        if self.process_limit:
-            resource.setrlimit(resource.RLIMIT_NPROC, (self.process_limit, self.process_limit))
-
     @property
     def pid(self) -> int | None:
         return self._transport.get_pid() if self._transport is not None else None
@@ -373,39 +304,15 @@ class ServerProcess:
             delay = min(delay * 2, 0.05)
         return transport.get_returncode()
 
-    def _signal_group(self, sig: int) -> bool:
-        """Send ``sig`` to the whole process group; False if nothing was left to signal."""
-        if self.pgid is None:
-            if self._transport is not None and self.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    self._transport.send_signal(sig)
-                return True
-            return False
-        try:
-            os.killpg(self.pgid, sig)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # pragma: no cover - group taken over by another user
-            return False
-        return True
-
-    def _group_alive(self) -> bool:
-        if self.pgid is None:
-            return self._transport is not None and self.returncode is None
-        try:
-            os.killpg(self.pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        # A group whose members are all zombies still answers signal 0. They are dead
-        # already (their parent, often init, reaps them): waiting for them would only
-        # stall the shutdown ladder until the SIGKILL deadline.
-        return _group_has_live_member(self.pgid)
+    def _tree_alive(self) -> bool:
+        leader = self.leader
+        return leader is not None and self.tree.alive(leader)
 
     async def _wait_group_gone(self, timeout: float) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         delay = 0.002
-        while self._group_alive():
+        while self._tree_alive():
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
@@ -414,13 +321,13 @@ class ServerProcess:
         return True
 
     async def shutdown(self, timeout: float = 10.0) -> int | None:
-        """Stop the process and its group; idempotent and safe from cancellation.
+        """Stop the process and its tree; idempotent and safe from cancellation.
 
         The ladder, within ``timeout`` seconds: close stdin and wait up to half of it (at
-        most ``stdin_grace`` seconds);
-        SIGTERM the process group and wait for the rest; then SIGKILL the group. Members of
-        the group that outlive the leader (an ``npx`` child) get the same treatment.
-        Returns the leader's exit code.
+        most ``stdin_grace`` seconds); SIGTERM the tree and wait for the rest; then SIGKILL
+        the tree. Members of the tree that outlive the leader (an ``npx`` child) get the
+        same treatment, and so do descendants that had left it. Returns the leader's exit
+        code.
         """
         if self._shutdown_task is None:
             self._shutdown_task = asyncio.get_running_loop().create_task(
@@ -431,106 +338,117 @@ class ServerProcess:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             # Our caller is cancelled; the ladder still finishes (it is bounded) before we
-            # let the cancellation through, so no process outlives a cancelled shutdown.
-            with contextlib.suppress(BaseException):
-                await asyncio.wait({task}, timeout=timeout + 5)
+            # let the cancellation through, so no process outlives a cancelled shutdown. A
+            # second cancellation during this wait goes through at once.
+            await asyncio.wait({task}, timeout=timeout + 5)
             raise
 
     async def _ladder(self, timeout: float) -> int | None:
         transport = self._transport
-        if transport is None:
+        leader = self.leader
+        if transport is None or leader is None:
             return None
-        pid = transport.get_pid()
+        tree = self.tree
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
-        # Descendants that left the group (setsid()) are invisible to killpg: note the
-        # whole tree now, while the server still holds it together (Linux /proc).
-        strays = [p for p in _descendants(pid) if _pgid_of(p) != self.pgid] if pid else []
+        # Descendants that left the tree (setsid()) are out of reach of a signal to it:
+        # note them now, while the server still holds them together.
+        strays = tree.strays(leader)
         if self.returncode is None and self._stdin is not None:
-            self.log.debug("x closing stdin of pid %s", pid)
+            self.log.debug("x closing stdin of pid %s", leader)
             with contextlib.suppress(Exception):
                 self._stdin.close()
             await self.wait_exit(max(0.0, min(timeout / 2, self.stdin_grace)))
         if self.returncode is None:
-            self.log.debug("x SIGTERM to group of pid %s", pid)
-            self._signal_group(signal.SIGTERM)
+            self.log.debug("x SIGTERM to the tree of pid %s", leader)
+            tree.terminate(leader)
             await self.wait_exit(max(0.0, deadline - loop.time()))
         if self.returncode is None:
             self.log.warning("x server %s ignored SIGTERM; sending SIGKILL", self.name)
-            self._signal_group(signal.SIGKILL)
+            self.forced = True
+            tree.kill(leader)
             await self.wait_exit(5.0)
-        # The leader is gone; children in its group (npx's node) must not survive it.
-        if self._group_alive():
-            self._signal_group(signal.SIGTERM)
+        # The leader is gone; the rest of its tree (npx's node) must not survive it.
+        if self._tree_alive():
+            tree.terminate(leader)
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
-                self._signal_group(signal.SIGKILL)
+                tree.kill(leader)
                 await self._wait_group_gone(5.0)
         for stray in strays:
-            # Its own session: no signal to the group reached it. Only processes that were
-            # descendants when the shutdown began can be found (docs/reliability.md).
-            with contextlib.suppress(OSError):
-                os.kill(stray, signal.SIGKILL)
-                self.log.debug("x killed pid %s, which had left the group", stray)
+            # Only processes that were descendants when the shutdown began can be found
+            # (docs/reliability.md).
+            if tree.kill_pid(stray):
+                self.log.debug("x killed pid %s, which had left the tree", stray)
+        self.ended = True
+        _running.discard(self)
         await self.wait_stderr(1.0)
         with contextlib.suppress(Exception):
             # Close the pipes so that asyncio does not warn about an unclosed transport.
             transport.close()
-        self.log.debug("x pid %s exited with %s", pid, self.returncode)
+        self.log.debug("x pid %s exited with %s", leader, self.returncode)
         return self.returncode
 
+    def tree_running(self) -> bool:
+        """Whether something of the tree may still run: started, its ladder not finished,
+        and the leader alive or members left behind it."""
+        leader = self.leader
+        if leader is None or self.ended:
+            return False
+        return self.returncode is None or self.tree.alive(leader)
 
-def _proc_stat(pid: int) -> list[bytes] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    return stat[stat.rfind(b")") + 2 :].split()
-
-
-def _pgid_of(pid: int) -> int | None:
-    fields = _proc_stat(pid)
-    return int(fields[2]) if fields and len(fields) > 2 else None
-
-
-def _descendants(root: int) -> list[int]:
-    """Live descendants of ``root`` (Linux ``/proc``; elsewhere none are found)."""
-    try:
-        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return []
-    children: dict[int, list[int]] = {}
-    for pid in entries:
-        fields = _proc_stat(pid)
-        if fields and len(fields) > 1 and fields[0] not in (b"Z", b"X"):
-            children.setdefault(int(fields[1]), []).append(pid)
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _group_has_live_member(pgid: int) -> bool:
-    """Whether process group ``pgid`` has a member that is not a zombie (Linux ``/proc``;
-    elsewhere every member counts as alive)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    def kill_now(self) -> bool:
+        """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C);
+        False if nothing of it was running. A shutdown under way still finishes."""
+        leader = self.leader
+        if leader is None or not self.tree_running():
+            return False
+        if not self.tree.kill(leader):
+            return False
+        self.forced = True
+        self.log.debug("x killed the tree of pid %s at once", leader)
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue  # exited meanwhile, or not ours to read
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+
+
+#: Processes started and not yet through their ladder (for the exit hook).
+_running: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
+_hook_installed = False
+
+
+def _install_exit_hook() -> None:
+    global _hook_installed
+    if not _hook_installed:
+        _hook_installed = True
+        atexit.register(_end_leftovers)
+
+
+def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> list[str]:
+    """The synchronous ladder, for an application that exits without shutting its servers
+    down: SIGTERM every tree still running, wait up to the longest ``exit_grace``, SIGKILL
+    what is left. Returns the names of the servers it had to stop."""
+    left = [p for p in list(_running) if p.tree_running()]
+    if not left:
+        return []
+    for process in left:
+        assert process.leader is not None
+        process.log.debug("x application exits: SIGTERM to the tree of pid %s", process.leader)
+        process.tree.terminate(process.leader)
+    deadline = clock() + max(p.exit_grace for p in left)
+
+    def alive(process: ServerProcess) -> bool:
+        assert process.leader is not None
+        # A dead leader that is our own child is collected first: a zombie leader would
+        # keep its tree answering.
+        process.tree.reap(process.leader)
+        return process.tree.alive(process.leader)
+
+    waiting = [p for p in left if alive(p)]
+    while waiting and clock() < deadline:
+        sleep(0.02)
+        waiting = [p for p in waiting if alive(p)]
+    for process in waiting:
+        assert process.leader is not None
+        process.forced = process.tree.kill(process.leader) or process.forced
+    for process in left:
+        process.ended = True
+        _running.discard(process)
+    return [p.name for p in left]

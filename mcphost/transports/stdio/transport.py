@@ -1,6 +1,6 @@
 """stdio transport: newline-delimited JSON over a child process's stdin and stdout.
 
-Layer 2. Bytes read from stdout go through :class:`~mcphost.wire.framing.LineFramer` as
+Layer 2, the stdio room. Bytes read from stdout go through :class:`~mcphost.wire.framing.LineFramer` as
 the event loop reads them; the complete lines are decoded and pushed to the receiver at
 once (no reader task). Writes go to stdin with a newline appended, a loop turn's writes
 gathered into one. What only stdio can say is said here:
@@ -12,22 +12,25 @@ gathered into one. What only stdio can say is said here:
   (``on_undeliverable(None)``); a request or notification that large is only logged;
 - when stdout ends, the exit code (bounded wait) makes the ``Gone`` reason ("server exited
   with code 1"), and the stderr tail goes with it as data (``Gone.stderr_tail``; the error
-  made of it shows both).
+  made of it shows both); its ``process`` part says how the process ended (exit code, a
+  resource limit it most likely died of, whether it had to be killed) for the host to word.
+
+The process itself (spawn, pipes, the shutdown ladder) is :mod:`.process`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from .._json import loads
-from ..process import ServerProcess
-from ..wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
-from .base import Gone, GoneOnce, Receiver, oversized_target
-from .trace import WireTrace
+from ..._json import loads
+from ...wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
+from ..base import Gone, GoneOnce, ProcessEnd, Receiver, Vitals, oversized_target
+from ..trace import WireTrace
+from .platform import Limits
+from .process import ServerProcess
 
 __all__ = ["StdioTransport"]
 
@@ -40,8 +43,10 @@ _EAGER_BYTES: Final = 8192
 _EXIT_WAIT: Final = 2.0
 #: How long the leader's exit waits for the rest of its stdout before the end is told.
 _OUTPUT_WAIT: Final = 0.2
+
+
 class StdioTransport(GoneOnce):
-    """Frames messages over a :class:`~mcphost.process.ServerProcess`'s pipes."""
+    """Frames messages over a :class:`~.process.ServerProcess`'s pipes."""
 
     def __init__(
         self,
@@ -57,11 +62,12 @@ class StdioTransport(GoneOnce):
         files_limit: int | None = None,
         process_limit: int | None = None,
         redact: Callable[[str], str] | None = None,
+        shutdown_timeout: float = 10.0,
     ) -> None:
         self.name = name
         self.process = ServerProcess(
-            name, command, args, env=env, cwd=cwd, memory_limit=memory_limit, cpu_limit=cpu_limit,
-            files_limit=files_limit, process_limit=process_limit, redact=redact,
+            name, command, args, env=env, cwd=cwd, redact=redact, exit_grace=shutdown_timeout,
+            limits=Limits(memory_limit, cpu_limit, files_limit, process_limit),
         )
         self.process.on_stdout = self._on_stdout
         self.process.on_stdout_eof = self._on_stdout_eof
@@ -98,9 +104,17 @@ class StdioTransport(GoneOnce):
     def statistics(self) -> dict[str, Any]:
         return {**self._stats, "pid": self.process.pid}
 
-    def process_group(self) -> int | None:
+    def vitals(self) -> Vitals:
+        return Vitals(self.process.pid, self._stats["noise_lines"])
+
+    def kill_now(self) -> bool:
+        return self.process.kill_now()
+
+    def _ended(self, code: int | None, tail: list[str]) -> ProcessEnd:
         process = self.process
-        return process.pgid if process.returncode is None else None
+        if process.forced:  # the SIGKILL was ours, not a limit's
+            return ProcessEnd(code, forced=True)
+        return ProcessEnd(code, limit=process.tree.limit_hit(process.limits, code, tail))
 
     # -- receiving --------------------------------------------------------------------------
 
@@ -210,7 +224,7 @@ class StdioTransport(GoneOnce):
             what = f"server exited with code {code}"
         tail = process.stderr_lines()
         logger.debug("! %s: %s", self.name, what)
-        self._tell_gone(Gone(what, exit_code=code, stderr_tail=tail))
+        self._tell_gone(Gone(what, stderr_tail=tail, process=self._ended(code, tail)))
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -256,10 +270,11 @@ class StdioTransport(GoneOnce):
         ending = self._eof_task
         if ending is not None and not ending.done():
             ending.cancel()
-            with contextlib.suppress(BaseException):
-                await ending
+            # Waited for, not awaited: the child's cancellation ends here, while our
+            # caller's own cancellation goes through.
+            await asyncio.wait({ending})
         tail = self.process.stderr_lines()
         if self._gone is not None:
             return self._gone
-        return Gone("server was shut down", exit_code=code, stderr_tail=tail)
+        return Gone("server was shut down", stderr_tail=tail, process=self._ended(code, tail))
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mcphost.process import ServerProcess
+from mcphost.transports.stdio.platform import Posix
+from mcphost.transports.stdio.process import ServerProcess
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
@@ -102,8 +103,6 @@ async def test_stdin_grace_bounds_the_wait_before_sigterm() -> None:
 def test_a_group_of_zombies_counts_as_gone() -> None:
     import subprocess
 
-    from mcphost.process import _group_has_live_member
-
     # Our own unreaped child is a zombie: signal 0 still reaches its group, yet nothing in
     # it is alive, so the shutdown ladder must not wait for it.
     child = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
@@ -117,13 +116,13 @@ def test_a_group_of_zombies_counts_as_gone() -> None:
         assert not exited.is_alive(), "the child never exited"
         assert _proc_state(child.pid) == "Z"
         os.killpg(child.pid, 0)  # the group "exists"...
-        assert not _group_has_live_member(child.pid)  # ...but only as a zombie
+        assert not Posix().alive(child.pid)  # ...but only as a zombie
     finally:
         child.wait()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
                                start_new_session=True)
     try:
-        assert _group_has_live_member(sleeper.pid)
+        assert Posix().alive(sleeper.pid)
     finally:
         os.killpg(sleeper.pid, signal.SIGKILL)
         sleeper.wait()
@@ -133,3 +132,57 @@ def _proc_state(pid: int) -> str:
     stat = Path(f"/proc/{pid}/stat").read_bytes()
     return stat[stat.rfind(b")") + 2 :].split()[0].decode()
 
+
+
+class FakeTree:
+    """A process tree that stops on SIGTERM unless ``stubborn``; records what it is sent."""
+
+    def __init__(self, stubborn: bool) -> None:
+        self.stubborn = stubborn
+        self.running = True
+        self.sent: list[str] = []
+
+    def spawn_options(self, limits: object) -> dict[str, object]:
+        return {}
+
+    def terminate(self, leader: int) -> bool:
+        self.sent.append("TERM")
+        self.running = self.running and self.stubborn
+        return True
+
+    def kill(self, leader: int) -> bool:
+        self.sent.append("KILL")
+        self.running = False
+        return True
+
+    def alive(self, leader: int) -> bool:
+        return self.running
+
+    def reap(self, leader: int) -> None:
+        pass
+
+
+def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace() -> None:
+    from mcphost.transports.stdio import process as room
+
+    now = [0.0]
+    processes = []
+    for name, stubborn, grace in (("polite", False, 1.0), ("stubborn", True, 3.0)):
+        proc = ServerProcess(name, "x", [], env={}, exit_grace=grace, tree=FakeTree(stubborn))  # type: ignore[arg-type]
+        proc.leader = 1000 + len(processes)
+        processes.append(proc)
+        room._running.add(proc)
+    done = ServerProcess("done", "x", [], env={}, tree=FakeTree(False))  # type: ignore[arg-type]
+    done.leader, done.ended = 2000, True  # its ladder ran: not touched again
+    room._running.add(done)
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    assert sorted(room._end_leftovers(clock=lambda: now[0], sleep=sleep)) == ["polite", "stubborn"]
+    polite, stubborn = (p.tree for p in processes)
+    assert polite.sent == ["TERM"] and not processes[0].forced  # type: ignore[attr-defined]
+    assert stubborn.sent == ["TERM", "KILL"] and processes[1].forced  # type: ignore[attr-defined]
+    assert 3.0 <= now[0] < 3.1  # the longest grace, then no longer
+    assert done.tree.sent == []  # type: ignore[attr-defined]
+    assert all(p.ended for p in processes) and room._end_leftovers() == []

@@ -1,0 +1,148 @@
+"""The operating system's side of a server's process tree, with the system calls injected:
+nothing is spawned or signalled here."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+
+from mcphost.transports.stdio.platform import NO_LIMITS, LeaderOnly, Limits, Posix
+
+
+class FakeSystem:
+    """A process table (/proc) and the signals sent, for :class:`Posix`."""
+
+    def __init__(self, table: dict[int, tuple[str, int, int]] | None) -> None:
+        #: pid -> (state, parent pid, process group); None: a system without /proc.
+        self.table = table
+        self.sent: list[tuple[str, int, int]] = []
+        self.reaped: list[int] = []
+        self.gone_groups: set[int] = set()
+
+    def killpg(self, pgid: int, sig: int) -> None:
+        members = [pid for pid, (_, _, pg) in (self.table or {}).items() if pg == pgid]
+        if pgid in self.gone_groups or (self.table is not None and not members):
+            raise ProcessLookupError(pgid)
+        self.sent.append(("group", pgid, sig))
+
+    def kill(self, pid: int, sig: int) -> None:
+        if self.table is not None and pid not in self.table:
+            raise ProcessLookupError(pid)
+        self.sent.append(("pid", pid, sig))
+
+    def listdir(self, path: str) -> list[str]:
+        assert path == "/proc"
+        if self.table is None:
+            raise FileNotFoundError(path)
+        return [*map(str, self.table), "self", "meminfo"]
+
+    def read(self, path: str) -> bytes:
+        pid = int(path.split("/")[2])
+        if self.table is None or pid not in self.table:
+            raise FileNotFoundError(path)
+        state, ppid, pgrp = self.table[pid]
+        # comm may hold spaces and parentheses: the fields start after the last ")".
+        return f"{pid} (node (x) y) {state} {ppid} {pgrp} 0 0 0".encode()
+
+    def waitpid(self, pid: int, options: int) -> Any:
+        assert options == os.WNOHANG
+        self.reaped.append(pid)
+        return (0, 0)
+
+    def posix(self) -> Posix:
+        return Posix(killpg=self.killpg, kill=self.kill, listdir=self.listdir, read=self.read,
+                     waitpid=self.waitpid)
+
+
+def test_terminate_and_kill_signal_the_whole_group() -> None:
+    system = FakeSystem({100: ("S", 1, 100), 101: ("S", 100, 100)})
+    tree = system.posix()
+    assert tree.terminate(100) and tree.kill(100)
+    assert system.sent == [("group", 100, signal.SIGTERM), ("group", 100, signal.SIGKILL)]
+
+
+def test_a_group_that_is_gone_is_not_signalled_and_says_so() -> None:
+    system = FakeSystem({})
+    tree = system.posix()
+    assert not tree.terminate(100)
+    assert not tree.kill(100)
+    assert not tree.alive(100)
+
+
+def test_a_group_of_zombies_is_not_alive_but_one_live_member_is() -> None:
+    system = FakeSystem({100: ("Z", 1, 100), 101: ("Z", 100, 100)})
+    assert not system.posix().alive(100)  # signal 0 still reaches it, /proc says all dead
+    system.table = {100: ("Z", 1, 100), 101: ("S", 100, 100)}
+    assert system.posix().alive(100)  # npx's node outlives npx
+
+
+def test_without_proc_every_member_that_answers_counts_as_alive() -> None:
+    system = FakeSystem(None)
+    tree = system.posix()
+    assert tree.alive(100)
+    system.gone_groups.add(100)
+    assert not tree.alive(100)
+    assert tree.strays(100) == []  # nothing can be found
+
+
+def test_strays_are_the_descendants_that_left_the_group() -> None:
+    system = FakeSystem({
+        100: ("S", 1, 100),      # the leader
+        101: ("S", 100, 100),    # its child, in the group
+        102: ("S", 101, 102),    # a grandchild that called setsid()
+        103: ("S", 102, 102),    # ...and its own child
+        104: ("Z", 100, 104),    # a zombie that left: already dead
+        200: ("S", 1, 200),      # someone else's process
+    })
+    assert sorted(system.posix().strays(100)) == [102, 103]
+
+
+def test_kill_pid_and_reap() -> None:
+    system = FakeSystem({102: ("S", 1, 102)})
+    tree = system.posix()
+    assert tree.kill_pid(102) and not tree.kill_pid(999)
+    assert system.sent == [("pid", 102, signal.SIGKILL)]
+    tree.reap(100)
+    assert system.reaped == [100]
+
+
+def test_the_child_gets_a_session_of_its_own_and_limits_only_when_set() -> None:
+    tree = FakeSystem({}).posix()
+    assert tree.spawn_options(NO_LIMITS) == {"start_new_session": True}
+    options = tree.spawn_options(Limits(memory=1 << 20))
+    assert options["start_new_session"] is True and callable(options["preexec_fn"])
+
+
+@pytest.mark.parametrize(("limits", "code", "tail", "hit"), [
+    (Limits(cpu=1), -signal.SIGXCPU, [], "cpu"),
+    (Limits(cpu=1), -signal.SIGKILL, [], "cpu"),      # the hard limit, a second later
+    (Limits(), -signal.SIGXCPU, [], None),            # no CPU limit was set
+    (Limits(memory=1 << 20), 1, ["MemoryError"], "memory"),
+    (Limits(memory=1 << 20), -signal.SIGABRT, [], "memory"),
+    (Limits(files=16), 1, ["OSError: [Errno 24] Too many open files"], "files"),
+    (Limits(processes=4), 1, ["RuntimeError: can't start new thread"], "processes"),
+    (Limits(memory=1 << 20), 0, ["MemoryError"], None),  # it exited fine
+    (Limits(memory=1 << 20), None, ["MemoryError"], None),
+    (Limits(memory=1 << 20), 3, ["plain failure"], None),
+])
+def test_the_limit_a_process_died_of(limits: Limits, code: int | None, tail: list[str], hit: str | None) -> None:
+    assert FakeSystem({}).posix().limit_hit(limits, code, tail) == hit
+
+
+def test_leader_only_reaches_the_leader_and_knows_nothing_more() -> None:
+    sent: list[tuple[int, int]] = []
+
+    def kill(pid: int, sig: int) -> None:
+        if pid == 999:
+            raise OSError("no such process")
+        sent.append((pid, sig))
+
+    tree = LeaderOnly(kill=kill)
+    assert tree.spawn_options(Limits(memory=1)) == {}  # no limit applies there
+    assert tree.terminate(100) and tree.kill(100) and not tree.kill(999)
+    assert [pid for pid, _ in sent] == [100, 100]
+    assert not tree.alive(100) and tree.strays(100) == []
+    assert tree.limit_hit(Limits(cpu=1), -9, []) is None
