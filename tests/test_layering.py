@@ -161,17 +161,6 @@ def test_nobody_reaches_a_transport_by_getattr() -> None:
     assert problems == []
 
 
-def test_transports_import_no_private_name_of_another_module() -> None:
-    problems = []
-    for path in (PACKAGE / "transports").rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module not in (None, "_json"):
-                problems += [f"{path.name}:{node.lineno} imports {alias.name} from {node.module}"
-                             for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
-    assert problems == []
-
-
 def test_core_reads_no_environment() -> None:
     for top, path in _modules():
         if LAYER[top] == 1:
@@ -188,16 +177,6 @@ def test_fake_server_is_standalone() -> None:
             assert not module.startswith("mcphost.") or module.startswith("mcphost.testing"), (
                 f"{path.name} imports {module}"
             )
-
-
-def test_no_module_is_too_big() -> None:
-    # One concept per module; the schema keyword table is one concept and may stay long.
-    sizes = {
-        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
-        for path in PACKAGE.rglob("*.py")
-    }
-    too_big = {name: n for name, n in sizes.items() if n > 700 and name != "schema/keywords.py"}
-    assert too_big == {}
 
 
 def test_the_facade_stays_a_facade() -> None:
@@ -297,3 +276,98 @@ def test_the_transport_contract_has_no_process_only_method() -> None:
 
     assert not hasattr(Transport, "process_group")
     assert {"vitals", "kill_now"} <= set(dir(Transport))
+
+# -- the rules of issue 18: each in its own test, so each failure names one rule -------------
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+def _all_modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_no_module_over_600_lines() -> None:
+    # One concept per module; the schema keyword table is one concept and may stay long.
+    too_big = {}
+    for path in _all_modules():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > 600 and _rel(path) != "schema/keywords.py":
+            too_big[_rel(path)] = lines
+    assert too_big == {}, "\n".join(f"{name}: {n} lines" for name, n in too_big.items())
+
+
+def _base_name(node: ast.expr) -> str:
+    """``Generic[T]`` -> ``Generic``, ``typing.Protocol`` -> ``Protocol``, ``a.b.C`` -> ``C``."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ast.unparse(node)
+
+
+_PLAIN_BASES = {"object", "Protocol", "TypedDict", "NamedTuple", "Enum", "IntEnum", "Generic"}
+
+
+def _is_exception_name(name: str, local_exceptions: set[str]) -> bool:
+    import builtins
+
+    from mcphost import errors
+
+    for namespace in (builtins, errors):
+        value = getattr(namespace, name, None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            return True
+    return name in local_exceptions
+
+
+def test_no_mixin_classes_in_host() -> None:
+    # DESIGN §1: the host is built from named collaborators, never from mixins; a class in
+    # host/ derives from nothing but the typing and enum bases (or an exception class).
+    problems = []
+    for path in sorted((PACKAGE / "host").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        local_exceptions: set[str] = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            names = [_base_name(base) for base in node.bases]
+            if names and all(_is_exception_name(n, local_exceptions) for n in names):
+                local_exceptions.add(node.name)
+                continue
+            for name in names:
+                if name not in _PLAIN_BASES:
+                    problems.append(f"host/{path.name}:{node.lineno} class {node.name}({name})")
+            if node.name == "MCPHost" and names and names != ["object"]:
+                problems.append(f"host/{path.name}:{node.lineno} MCPHost has bases {names}")
+    assert problems == [], "\n".join(problems)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_no_module_imports_a_private_name() -> None:
+    # A leading underscore means "this module's own": another module that needs it needs a
+    # public name. The codec switch module ``_json`` is the one private module name allowed.
+    problems = []
+    for path in _all_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level == 0 and not module.startswith("mcphost"):
+                    continue  # another library's privates are its business
+                parts = [p for p in module.split(".") if p and p != "mcphost"]
+                problems += [f"{_rel(path)}:{node.lineno} from {'.' * node.level}{module} import {part}"
+                             for part in parts if _private(part) and part != "_json"]
+                problems += [f"{_rel(path)}:{node.lineno} from {'.' * node.level}{module} import {alias.name}"
+                             for alias in node.names if _private(alias.name) and alias.name != "_json"]
+            elif isinstance(node, ast.Import):
+                problems += [f"{_rel(path)}:{node.lineno} import {alias.name}" for alias in node.names
+                             if alias.name.startswith("mcphost")
+                             and any(_private(p) and p != "_json" for p in alias.name.split("."))]
+    assert problems == [], "\n".join(problems)
+
+
