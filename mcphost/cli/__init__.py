@@ -9,6 +9,12 @@ failed server's stderr says) and never a traceback. Exit status: 0 success; 1 a 
 at run time (a tool's ``isError`` result, an unknown tool, a failed start); 2 bad usage or
 configuration; 3 some servers failed and the others were served (``--partial``); 130
 after Ctrl-C; 143 after SIGTERM.
+
+This module parses the command line; ``commands`` runs ``inspect``, ``tools`` and ``call``,
+``check`` and ``shell`` their namesakes; ``run`` holds a host for one command (progress,
+Ctrl-C), ``render`` prints what ``inspect`` found, ``report`` and ``hints`` say what went
+wrong and what to do next, ``inputs`` asks for ``${input:id}`` values, ``output`` decides
+where messages and logs go and in which format.
 """
 
 from __future__ import annotations

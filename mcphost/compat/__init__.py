@@ -10,5 +10,6 @@ code written against a document runs as written:
 - :mod:`mcphost.compat.client_module`: the client-module revision (``MCPConfigManager``,
   ``MCPService``, ``MCPSessionManager``...).
 
+``bridge`` makes each document's exception also the ``MCPHostError`` it stands for.
 docs/specifications.md says what each document asks and where every difference comes from.
 """

@@ -12,6 +12,11 @@ the spec keys are documented in ``docs/testing.md``. From Python::
                                         "behavior": {"delay": 5}}]}),
         "broken": server_config(exitAtStart=1, stderr="API key is required"),
     })
+
+The server's concerns, one module each: ``common`` (versions, codes, a call), ``core``
+(state and output), ``stdio`` (process and pipes), ``dispatch`` (JSON-RPC lines, batches,
+answers), ``methods`` (MCP requests), ``behaviours`` (what tools do), ``tasks``; ``server``
+assembles them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@
 process room (spawn, the one shutdown ladder, the operating system's differences: nothing
 else in the package handles a process), ``http`` (with ``http_session``: the session id
 and what is held while it is lost) speaks Streamable HTTP, ``http_auto`` adds the spec's
-probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport.
+probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport, ``websocket`` MCP
+over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` their
+connections and keep-alive pool, ``proxy`` and ``tls`` their proxies and TLS contexts;
+``trace`` is the wire trace of every transport.
 """
 
 from .base import BaseTransport, Gone, ProcessEnd, Receiver, SessionLost, Transport, Vitals
