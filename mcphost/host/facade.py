@@ -59,14 +59,16 @@ from . import observe, recovery, requests
 from .handle import ServerHandle
 from .handlers import Callbacks, Handlers
 from .lifecycle import HostLifecycle
-from .local import ToolHandler
+from .local import LocalServer, ToolHandler
 from .observe import CallHook, Observability
 from .options import check_options
 from .permissions import Permissions
 from .queries import Queries
+from .readcache import ReadCache
 from .registry import Registry
 from .router import Router
 from .search_semantic import Embedder, check_embedder
+from .secrets import Redactor
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
 from .validation import Validation
@@ -163,6 +165,12 @@ class MCPHost:
         self.router.set_permissions(permissions)
         #: Discovery: the lists of each server, paged, bounded, refreshed on list_changed.
         self.registry = Registry(bounds=bounds, on_listed=self._on_listed)
+        #: Secrets and paths out of what is said (filled when the configuration is loaded).
+        self.redactor = Redactor()
+        self.redactor.home = self._environ.get("HOME") or os.path.expanduser("~")
+        #: The cache of reads and prompts (its settings come with the configuration).
+        self.reads = ReadCache()
+        local: dict[str, LocalServer] = {}  # the application's own tools, by server name
         #: Each server's lifecycle: start with retries, stop, restart, health.
         self.supervisor = Supervisor(
             self._servers, handlers=self.handlers, registry=self.registry, transport_factory=transport_factory,
@@ -170,19 +178,19 @@ class MCPHost:
             unavailable_after_timeouts=unavailable_after_timeouts,
             client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
+            redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies,
         )
-        self.supervisor.trace_bodies = trace_bodies
         #: The host's own state and the commands that change it.
         self.lifecycle = HostLifecycle(
             self._servers, supervisor=self.supervisor, router=self.router, handlers=self.handlers,
             source=config, environ=self._environ, inputs=inputs, only=None if servers is None else tuple(servers),
             new_handle=self._new_handle, log_level=observe.check_level(log_level), require_all=require_all,
-            watch=watch,
+            watch=watch, redactor=self.redactor, reads=self.reads, local=local,
         )
         self.supervisor.shutdown = self.shutdown
         #: Prompts, resources, completion, tasks, roots, log levels, subscriptions.
         self.queries = Queries(self._servers, router=self.router, supervisor=self.supervisor,
-                               handlers=self.handlers, lifecycle=self.lifecycle, bounds=bounds)
+                               handlers=self.handlers, lifecycle=self.lifecycle, bounds=bounds, reads=self.reads)
         #: Where the application registers its handlers.
         self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
         #: Metrics and call hooks.
@@ -405,7 +413,7 @@ class MCPHost:
             del request
             result = await session.wait(call)
         except MCPHostError as exc:
-            self.supervisor.redactor.error(exc)  # no secret, no absolute path (TR10.3)
+            self.redactor.error(exc)  # no secret, no absolute path (TR10.3)
             observe.failed(handle, "tools/call", route.name, _clock() - started, exc)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)

@@ -30,7 +30,9 @@ from .reload import Watcher, apply, dependents_of
 
 if TYPE_CHECKING:
     from .handlers import Handlers
+    from .readcache import ReadCache
     from .router import Router
+    from .secrets import Redactor
     from .supervisor import Supervisor
 
 __all__ = ["HostLifecycle", "HostState"]
@@ -67,6 +69,9 @@ class HostLifecycle:
         log_level: str | int | None,
         require_all: bool | None,
         watch: bool,
+        redactor: Redactor,
+        reads: ReadCache,
+        local: dict[str, LocalServer],
     ) -> None:
         self.servers = servers
         self.supervisor = supervisor
@@ -82,6 +87,11 @@ class HostLifecycle:
         self.watch = watch
         #: The configuration in force (a ``HostConfig``), once loaded.
         self.config: Any = None
+        self.redactor = redactor
+        self.reads = reads
+        self.local = local
+        #: Logger levels the configuration changed, as they were (given back at shutdown).
+        self.saved_levels: dict[str, int] = {}
         self._state = HostState.NEW
         self._watcher: Watcher | None = None
         self._reload_lock = asyncio.Lock()
@@ -131,15 +141,15 @@ class HostLifecycle:
             if strict and loaded.unresolved:
                 raise next(iter(loaded.unresolved.values()))  # all or nothing: an error of the file
             self.config = select(loaded, self.only)
-            observe.apply_settings(supervisor, self.config, self.log_level)
-            supervisor.redactor.add_config(loaded)
-            supervisor.redactor.install()
+            observe.apply_settings(self.reads, self.saved_levels, self.config, self.log_level)
+            self.redactor.add_config(loaded)
+            self.redactor.install()
             for name, cfg in self.config.servers.items():
-                if name in supervisor.local:
+                if name in self.local:
                     raise ConfigurationError(f"server {name!r} of the configuration has the name of registered tools")
                 self.servers[name] = self.new_handle(cfg)
             supervisor.not_started(loaded.unresolved)  # require_all=False: an unset ${VAR}
-            local = [name for name in supervisor.local if name in self.servers]
+            local = [name for name in self.local if name in self.servers]
             results = await supervisor.start_all([*self.config.start_order(), local], strict)
         except BaseException:
             await self.shutdown()
@@ -163,8 +173,8 @@ class HostLifecycle:
                 logger.error("configuration not reloaded: %s", exc, extra={"event": "config_reload_failed"})
                 self.handlers.emit({"type": "config_reload_failed", "server": None, "data": str(exc)})
                 raise
-            self.supervisor.redactor.add_config(new)
-            observe.apply_settings(self.supervisor, new, self.log_level)
+            self.redactor.add_config(new)
+            observe.apply_settings(self.reads, self.saved_levels, new, self.log_level)
             summary = await apply(self.supervisor, self.servers, self.config, new, self.new_handle)
             self.config = new
             logger.info("configuration reloaded: %s", summary, extra={"event": "config_reloaded"})
@@ -179,7 +189,7 @@ class HostLifecycle:
         if self._state is not HostState.STOPPED and self._state is not HostState.STOPPING:
             self._move(HostState.STOPPING)
         await self.supervisor.shutdown_once()
-        observe.restore_levels(self.supervisor)
+        observe.restore_levels(self.saved_levels)
         await self.handlers.running.aclose()  # the application's async handlers still running
         if self._state is HostState.STOPPING:
             self._move(HostState.STOPPED)
@@ -193,7 +203,7 @@ class HostLifecycle:
         if name in getattr(self.config, "left_out", ()):
             # Left out by servers=: read (expanded, validated) now that it is wanted.
             loaded = await load_config(self._path(), environ=self.environ, inputs=self.inputs, only=(name,))
-            self.supervisor.redactor.add_config(loaded)
+            self.redactor.add_config(loaded)
             handle = self.servers[name] = self.new_handle(loaded.servers[name])
         self._require_dependencies(handle)
         await self.supervisor.start(handle)
@@ -236,7 +246,7 @@ class HostLifecycle:
         self.require_running("add_server")
         if not isinstance(name, str) or not re.match(SERVER_NAME_PATTERN, name):
             raise UsageError(f"add_server(): {name!r} is not a server name ({SERVER_NAME_PATTERN})")
-        if name in self.servers or name in self.supervisor.local:
+        if name in self.servers or name in self.local:
             raise UsageError(f"add_server(): a server named {name!r} exists already")
         if isinstance(entry, ServerConfig):
             config = dataclasses.replace(entry, name=name)
@@ -246,7 +256,7 @@ class HostLifecycle:
             home = self.environ.get("HOME") or os.path.expanduser("~")
             loaded = config_from_data({"mcpServers": {name: dict(entry)}}, environ=self.environ, user_home=home,
                                       workspace_folder=os.getcwd())
-            self.supervisor.redactor.add_config(loaded)
+            self.redactor.add_config(loaded)
             config = loaded.servers[name]
         else:
             raise UsageError(f"add_server(): the entry of {name!r} is a mapping (an mcp.json entry), "
@@ -264,7 +274,7 @@ class HostLifecycle:
         handle = self.router.handle(name)
         await self.supervisor.stop(handle)
         self.servers.pop(name, None)
-        self.supervisor.local.pop(name, None)
+        self.local.pop(name, None)
         if name in self.config.servers:
             self.config = dataclasses.replace(
                 self.config, servers={n: c for n, c in self.config.servers.items() if n != name})
@@ -276,7 +286,7 @@ class HostLifecycle:
             raise UsageError(f"register_tools(): {server!r} is not a free server name ({SERVER_NAME_PATTERN})")
         if not callable(handler):
             raise UsageError("register_tools(): handler must be callable as handler(name, arguments)")
-        self.supervisor.local[server] = LocalServer(server, check_tools(tools), handler)
+        self.local[server] = LocalServer(server, check_tools(tools), handler)
         handle = self.servers[server] = self.new_handle(ServerConfig(name=server, type="local"))
         if self._state is HostState.READY:
             await self.supervisor.start(handle)

@@ -28,6 +28,7 @@ from ..metrics.prometheus import Family, render
 
 if TYPE_CHECKING:
     from .handle import ServerHandle
+    from .readcache import ReadCache
 
 __all__ = ["CallRecord", "Observability", "apply_settings", "check_level", "restore_levels", "completed", "failed", "refused",
            "requests_log"]
@@ -192,12 +193,12 @@ class Observability:
         self.call_hooks.append(hook)
 
 
-def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = None) -> None:
+def apply_settings(reads: ReadCache, levels: dict[str, int], config: Any, log_level: str | int | None = None) -> None:
     """What the configuration (and ``MCPHost(log_level=)``, which wins) says of the cache
     and of the log levels (``enableLogging: false``: nothing is logged): host-wide for the ``mcphost`` loggers, per server for its
-    ``mcphost.server.<name>`` and ``mcphost.wire.<name>`` loggers."""
-    supervisor.reads.configure(config.cache)
-    levels: dict[str, int] = supervisor.saved_levels
+    ``mcphost.server.<name>`` and ``mcphost.wire.<name>`` loggers; ``levels`` keeps each
+    logger's level as it was."""
+    reads.configure(config.cache)
     wanted: list[tuple[str, str | int]] = []
     level = log_level if log_level is not None else config.log_level
     if log_level is None and getattr(config, "enable_logging", None) is False:
@@ -213,12 +214,13 @@ def apply_settings(supervisor: Any, config: Any, log_level: str | int | None = N
         target.setLevel(value)
 
 
-def restore_levels(supervisor: Any) -> None:
-    """The loggers' levels as they were before the host set them (at shutdown): the host's
-    settings last as long as the host."""
-    for logger_name, level in supervisor.saved_levels.items():
+def restore_levels(levels: dict[str, int]) -> None:
+    """The loggers' levels as they were before the host set them (``levels``, saved by
+    :func:`apply_settings`; given back at shutdown): the host's settings last as long as the
+    host."""
+    for logger_name, level in levels.items():
         logging.getLogger(logger_name).setLevel(level)
-    supervisor.saved_levels.clear()
+    levels.clear()
 
 
 def check_level(level: str | int | None) -> str | int | None:

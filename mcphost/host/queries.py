@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .handle import ServerHandle
     from .handlers import Handlers
     from .lifecycle import HostLifecycle
+    from .readcache import ReadCache
     from .router import Router
     from .supervisor import Supervisor
 
@@ -54,6 +55,7 @@ class Queries:
         handlers: Handlers,
         lifecycle: HostLifecycle,
         bounds: Bounds,
+        reads: ReadCache,
     ) -> None:
         self._servers = servers
         self._router = router
@@ -61,6 +63,7 @@ class Queries:
         self._handlers = handlers
         self._lifecycle = lifecycle
         self.bounds = bounds
+        self._reads = reads
 
     def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
         """Every configured server (or only ``server``) with its state, its error and what
@@ -91,7 +94,7 @@ class Queries:
             return recovery.retry_safe(
                 self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
 
-        return cast(GetPromptResult, await self._supervisor.reads.fetch(
+        return cast(GetPromptResult, await self._reads.fetch(
             server, "prompts/get", params, ask, use=cache, allow_stale=allow_stale))
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
@@ -112,13 +115,13 @@ class Queries:
         except MCPHostError as exc:  # not routable now; a stale entry may still serve
             handle = self._servers.get(exc.server or server or "") if allow_stale else None
             if handle is None and allow_stale and isinstance(uri, str):
-                handle = self._supervisor.reads.owner("resources/read", {"uri": uri}, self._servers)
+                handle = self._reads.owner("resources/read", {"uri": uri}, self._servers)
 
         def ask() -> Awaitable[Any]:
             return recovery.retry_safe(
                 self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
 
-        return cast(ReadResourceResult, await self._supervisor.reads.fetch(
+        return cast(ReadResourceResult, await self._reads.fetch(
             handle, "resources/read", {"uri": uri}, ask, use=cache, allow_stale=allow_stale))
 
     async def complete(

@@ -57,6 +57,11 @@ class ReadCache:
         #: expirations, which the cache reports by key.
         self.counters: dict[str, dict[str, int]] = {}
 
+    def set_clock(self, clock: Callable[[], float]) -> None:
+        """Read time from ``clock`` from now on (a fake clock in tests; the cache starts empty)."""
+        self.clock = clock
+        self.cache = self._new(self.settings)
+
     def configure(self, settings: CacheSettings) -> None:
         """New bounds (a reload): what is cached stays within them."""
         if settings != self.settings:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -72,6 +71,10 @@ class Supervisor:
         client_info: dict[str, Any],
         validate_messages: str,
         handle_signals: bool,
+        redactor: Redactor,
+        reads: ReadCache,
+        local: dict[str, LocalServer],
+        trace_bodies: bool = False,
         retry: RetryPolicy | None = None,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
@@ -82,9 +85,8 @@ class Supervisor:
         self.environ = environ
         self.max_message_size = max_message_size
         self.inherit_env = inherit_env
-        #: Secrets out of logs and errors (filled when the configuration is loaded).
-        self.redactor = Redactor()
-        self.redactor.home = environ.get("HOME") or os.path.expanduser("~")
+        #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
+        self.redactor = redactor
         self.unavailable_after_timeouts = unavailable_after_timeouts
         # Stops of servers found unavailable, run in the background: awaited at shutdown.
         self._closing: set[asyncio.Task[None]] = set()
@@ -110,16 +112,14 @@ class Supervisor:
         self.random: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
         self.recovery = Recovery(self)
-        #: The cache of reads and prompts (its settings come with the configuration).
-        self.reads = ReadCache()
+        #: The host's cache of reads and prompts: told of list changes and restarts here.
+        self.reads = reads
         #: The wire trace (mcphost.wire.<name> at DEBUG) includes message bodies.
-        self.trace_bodies = False
-        #: Servers of the application's own tools (register_tools), by name.
-        self.local: dict[str, LocalServer] = {}
+        self.trace_bodies = trace_bodies
+        #: The host's servers of the application's own tools (register_tools), by name.
+        self.local = local
         #: How a session an HTTP server dropped is renewed (delays and bounds).
         self.renewal = RenewalPolicy()
-        #: Logger levels the configuration changed, as they were (given back at shutdown).
-        self.saved_levels: dict[str, int] = {}
 
     # -- states ---------------------------------------------------------------------------
 

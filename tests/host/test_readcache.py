@@ -34,7 +34,7 @@ def server(**extra: Any) -> dict[str, Any]:
 def host_with(cfg: dict[str, Any], **kwargs: Any) -> tuple[MCPHost, Clock]:
     host = MCPHost(cfg, **kwargs)
     clock = Clock()
-    host.supervisor.reads = ReadCache(clock=clock)
+    host.reads.set_clock(clock)
     return host, clock
 
 
@@ -124,11 +124,11 @@ async def test_what_invalidates_an_entry() -> None:
             return {kind for e in changes if e["type"] == "capabilities_changed" for kind in e["data"]}
 
         await changes.until(lambda e: {"resources", "prompts"} <= relisted())
-        assert host.supervisor.reads.cache.stats()["entries"] == 0
+        assert host.reads.cache.stats()["entries"] == 0
         # A restart drops everything of the server.
         await host.get_resource("mem://c")
         await host.restart_server("a")
-        assert host.supervisor.reads.cache.stats()["entries"] == 0
+        assert host.reads.cache.stats()["entries"] == 0
 
 
 async def test_a_stale_entry_is_served_when_the_server_cannot_answer() -> None:
