@@ -291,8 +291,14 @@ class HttpConnection(asyncio.Protocol):
                 self.exchange = None
                 exchange.conn = None
                 self.served += 1
-                # A second response nobody asked for in the same read: not kept.
-                keep = self.parser.keep_alive and i == len(events) - 1
+                # A second response nobody asked for in the same read, or bytes after the
+                # body's end (more than Content-Length said): the connection is not in a
+                # known state, so it is closed rather than given the next request, whose
+                # answer those bytes would corrupt.
+                keep = self.parser.keep_alive and i == len(events) - 1 and not self.parser.buffered
+                if not keep and self.parser.buffered:
+                    logger.debug("%s: %d bytes after the end of a response; not reusing the connection",
+                                 self.pool.origin.shown, self.parser.buffered)
                 exchange.on_end()
                 self.pool.release(self, keep)
                 return
