@@ -33,6 +33,7 @@ from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
 from .base import REQUEST, Gone, GoneOnce, Receiver
+from .throttle import Throttle
 from .trace import WireTrace
 
 __all__ = ["WebSocketTransport"]
@@ -99,6 +100,7 @@ class WebSocketTransport(GoneOnce):
         self._drained = asyncio.Event()
         self._drained.set()
         self._tail: deque[str] = deque(maxlen=_TAIL)
+        self._not_json = Throttle()
         self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0}
 
     # -- connecting ---------------------------------------------------------------------------
@@ -181,8 +183,11 @@ class WebSocketTransport(GoneOnce):
                 try:
                     messages.append(loads(payload))
                 except ValueError:
-                    self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
-                    logger.warning("%s: skipping a WebSocket message that is not JSON", self.name)
+                    # The server controls how many: the first few are logged, then one in 1000.
+                    if self._not_json.tick():
+                        self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
+                        logger.warning("%s: skipping a WebSocket message that is not JSON%s",
+                                       self.name, self._not_json.suffix())
             elif isinstance(event, ws.Ping):
                 self._write(ws.pong(event.payload))
             elif isinstance(event, ws.Close):
@@ -262,7 +267,7 @@ class WebSocketTransport(GoneOnce):
         return list(self._tail)
 
     def statistics(self) -> dict[str, Any]:
-        return dict(self._stats)
+        return {**self._stats, "not_json": self._not_json.count}
 
     def process_group(self) -> int | None:
         return None

@@ -167,3 +167,26 @@ async def test_refusals_name_the_endpoint_and_never_its_path() -> None:
     await listener.wait_closed()
     with pytest.raises(ServerStartupError, match=f"cannot connect to ws://127.0.0.1:{port}"):
         await host_for(f"ws://127.0.0.1:{port}/mcp").initialize()
+
+
+async def test_junk_messages_are_counted_and_logged_a_bounded_number_of_times(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 3,000 messages that are not JSON: before, 3,000 WARNING lines; now the first 5, then
+    # one in 1000 (with the count), and the exact count in the statistics.
+    server = Server()
+
+    async def junk_then_answer(writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
+        writer.write(frame(1, b"not json") * 3000)
+        result = {"content": [{"type": "text", "text": "after"}]}
+        writer.write(frame(1, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()))
+
+    server.on_call = junk_then_answer
+    caplog.set_level("DEBUG", logger="mcphost")
+    async with serving(server) as url, host_for(url) as host:
+        result = await asyncio.wait_for(host.call_tool("w.echo", {}), 10)
+        assert result["content"][0]["text"] == "after"
+        assert host.get_metrics()["w"]["transport"]["not_json"] == 3000
+    warned = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert len(warned) == 5 + 3
+    assert "3000 so far" in warned[-1].getMessage()
