@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._json import loads
+from ..config.urls import hide_credentials, host_problem
 from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
@@ -72,14 +73,22 @@ class WebSocketTransport(GoneOnce):
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
                  max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE,
                  ssl_context: ssl.SSLContext | None = None) -> None:
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise ConfigurationError(f"not a valid URL: {exc}", server=name) from None
         if parts.scheme not in ("ws", "wss") or not parts.hostname:
-            raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or url!r}", server=name)
+            raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or hide_credentials(url)!r}",
+                                     server=name)
+        problem = host_problem(parts.hostname)
+        if problem is not None:
+            raise ConfigurationError(f"not a valid URL: {problem}", server=name)
         self.name = name
         self.url = url
         self.secure = parts.scheme == "wss"
         self.host = parts.hostname
-        self.port = parts.port or (443 if self.secure else 80)
+        self.port = port or (443 if self.secure else 80)
         self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
         self.shown = f"{parts.scheme}://{parts.hostname}:{self.port}"  # no path, no query: they may hold secrets
         self.headers = list(headers)
