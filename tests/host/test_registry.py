@@ -10,8 +10,8 @@ from helpers import ECHO_TOOL, fake
 from scripted import MethodError, Script, scripted_host
 
 from mcphost import MCPHost, RoutingError, ServerStartupError
-from mcphost.policy import NO_RETRY
 from mcphost.bounds import Bounds
+from mcphost.policy import NO_RETRY
 
 TOOL = {"name": "t", "inputSchema": {"type": "object"}}
 
