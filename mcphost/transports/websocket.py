@@ -110,7 +110,9 @@ class WebSocketTransport(GoneOnce):
         self._drained.set()
         self._tail: deque[str] = deque(maxlen=_TAIL)
         self._not_json = Throttle()
-        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0}
+        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0, "pongs_coalesced": 0}
+        #: The payload of the latest ping not answered while writing is paused (None: none).
+        self._pending_pong: bytes | None = None
 
     # -- connecting ---------------------------------------------------------------------------
 
@@ -198,7 +200,7 @@ class WebSocketTransport(GoneOnce):
                         logger.warning("%s: skipping a WebSocket message that is not JSON%s",
                                        self.name, self._not_json.suffix())
             elif isinstance(event, ws.Ping):
-                self._write(ws.pong(event.payload))
+                self._pong(event.payload)
             elif isinstance(event, ws.Close):
                 self._closed_by_server.set()
                 if not self._closing:
@@ -239,6 +241,19 @@ class WebSocketTransport(GoneOnce):
         self._stats["bytes_out"] += len(frame)
         transport.write(frame)
 
+    def _pong(self, payload: bytes) -> None:
+        # A server that pings and never reads its pongs would make them queue one for one
+        # in the write buffer. While writing is paused only the latest ping is answered,
+        # once writing resumes: RFC 6455 §5.5.3, "If an endpoint receives a Ping frame and
+        # has not yet sent Pong frame(s) in response to previous Ping frame(s), the endpoint
+        # MAY elect to send a Pong frame for only the most recently processed Ping frame."
+        if self.needs_drain:
+            if self._pending_pong is not None:
+                self._stats["pongs_coalesced"] += 1
+            self._pending_pong = payload
+            return
+        self._write(ws.pong(payload))
+
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
         if self._gone is not None or self._closing:
             return
@@ -253,6 +268,9 @@ class WebSocketTransport(GoneOnce):
             self._drained.clear()
         else:
             self._drained.set()
+            pending, self._pending_pong = self._pending_pong, None
+            if pending is not None:
+                self._write(ws.pong(pending))
         if self._receiver is not None:
             self._receiver.on_write_paused(paused)
 

@@ -190,3 +190,36 @@ async def test_junk_messages_are_counted_and_logged_a_bounded_number_of_times(
     warned = [r for r in caplog.records if "not JSON" in r.getMessage()]
     assert len(warned) == 5 + 3
     assert "3000 so far" in warned[-1].getMessage()
+
+
+async def test_a_ping_flood_whose_pongs_are_not_read_holds_a_bounded_write_buffer() -> None:
+    # The server sends 60,000 pings of 125 bytes and reads nothing: before, 60,000 pongs
+    # (7.9 MB) queued in the host's write buffer beyond what the socket took. Now, once
+    # writing is paused, only the latest ping is answered when it resumes.
+    server = Server()
+    flooded = asyncio.Event()
+    sizes: list[int] = []
+    hold: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def flood(writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
+        ping = frame(9, b"p" * 125)
+        for _ in range(60):
+            writer.write(ping * 1000)
+            await writer.drain()
+        flooded.set()
+        await hold  # and never read again until the test ends
+
+    server.on_call = flood
+    async with serving(server) as url, host_for(url) as host:
+        call = asyncio.ensure_future(host.call_tool("w.echo", {}))
+        await asyncio.wait_for(flooded.wait(), 30)
+        transport = host.supervisor.servers["w"].transport
+        for _ in range(100):  # the last reads reach the host
+            await asyncio.sleep(0)
+            sizes.append(transport._transport.get_write_buffer_size())
+        stats = host.get_metrics()["w"]["transport"]
+        hold.set_result(None)
+        call.cancel()
+        # The write buffer stays near asyncio's high-water mark (64 KiB), not 7.9 MB.
+        assert max(sizes) <= 256 * 1024
+        assert stats["pongs_coalesced"] > 0
