@@ -14,7 +14,7 @@ from mcphost.config.load import config_from_data
 from mcphost.config.urls import hide_credentials, host_problem, url_secrets
 from mcphost.policy import NO_RETRY
 from mcphost.transports.factory import make_transport
-from mcphost.transports.probe import HttpTransport
+from mcphost.transports.http_auto import HttpTransport
 from mcphost.transports.websocket import WebSocketTransport
 
 LONG = "a" * 64  # one character over RFC 1035's 63
