@@ -4,7 +4,7 @@
 ``memory`` pairs two ends in one process, ``stdio`` speaks to a child process, ``http``
 (with ``http_session``: the session id and what is held while it is lost) speaks
 Streamable HTTP, ``http_auto`` adds the spec's probe of a legacy server, ``sse`` speaks the
-legacy HTTP+SSE transport.
+legacy HTTP+SSE transport. ``throttle`` bounds a diagnostic a server can repeat at will.
 """
 
 from .base import BaseTransport, Gone, Receiver, SessionLost, Transport
