@@ -28,6 +28,7 @@ text), ``notify`` (a log notification on the GET stream, then a result).
 - ``jsonrpc_error``: 400 with a JSON-RPC error for the request's id;
 - ``redirect``: 307 to another URL;
 - ``bad_type``: 200 with ``text/html``;
+- ``junk_events``: an SSE answer of 3,000 events that are not JSON, then the response;
 - ``big_event_notification`` / ``big_event_response``: an SSE answer whose log notification
   / response event is 10 KB (for a host with a small ``max_message_size``).
 """
@@ -398,6 +399,13 @@ class RemoteServer:
                 self._stream_write(writer, stream, big)
             else:
                 self._stream_write(writer, stream, json.loads(response))
+            writer.write(b"0\r\n\r\n")
+            return True
+        if fault == "junk_events":
+            stream = self._new_stream()
+            writer.write(SSE_HEAD)
+            writer.write(chunk(b"data: this is not JSON\n\n" * 3000))
+            self._stream_write(writer, stream, json.loads(response))
             writer.write(b"0\r\n\r\n")
             return True
         if fault in ("sse_stops", "sse_stops_always", "sse_stops_no_id"):

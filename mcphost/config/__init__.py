@@ -16,6 +16,8 @@ Its modules, each one concept:
 - ``dotenv``: the ``.env`` format of ``envFile``.
 - ``entry``: one server entry (transport inference, expansion, checks of expanded values).
 - ``load``: the document and the rules across servers; the public functions.
+- ``urls``: which host names can be connected to, and the credentials a URL carries
+  (found, and masked in any text).
 
 It is layer 1 (no I/O): the environment, the user's home directory, the workspace folder,
 the values of ``${input:...}`` prompts and a ``read_text(path)`` function (for ``envFile``)

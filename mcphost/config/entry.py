@@ -28,6 +28,7 @@ from .model import (
     ToolFilter,
     parse_memory,
 )
+from .urls import host_problem
 
 _TYPE_ALIASES = {
     "stdio": "stdio",
@@ -300,6 +301,15 @@ class EntryLoader(Expander):
                 f"expected a {schemes[0]}:// or {schemes[1]}:// URL for a {kind} server",
                 server=name,
             )
+        try:
+            parts.port  # noqa: B018 -- a port out of range raises here, not at connect time
+        except ValueError as exc:
+            self.error(fpath, f"not a valid URL: {exc}", server=name)
+        # A host name the socket layer cannot encode (a label over 63 characters...) would
+        # raise UnicodeError at connect time: it is refused here, with the field named.
+        problem = host_problem(parts.hostname or "")
+        if problem is not None:
+            self.error(fpath, problem, server=name)
 
     def env_file(self, fpath: JSONPath, raw: str, name: str) -> dict[str, str]:
         if self.lenient:

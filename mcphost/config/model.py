@@ -10,11 +10,13 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TypeVar
 
 from mcphost.errors import ConfigurationError
 from mcphost.policy import RestartPolicy, RetryPolicy
+
+from .urls import hide_credentials
 
 #: Start-up timeout (seconds) when a server sets none.
 DEFAULT_TIMEOUT = 30.0
@@ -231,6 +233,24 @@ class ServerConfig:
             value = getattr(self, name)
             if not isinstance(value, FrozenDict):
                 object.__setattr__(self, name, FrozenDict(value.items()))
+
+    def __repr__(self) -> str:
+        # A ServerConfig ends up in logs and tracebacks: env and header values are hidden
+        # by their mapping's repr, and the credentials of a URL (user:pass@, ?token=...)
+        # here, in the URL and in any argument that holds one.
+        shown = []
+        for f in fields(self):
+            if not f.repr:
+                continue
+            value = getattr(self, f.name)
+            if f.name == "url" and value is not None:
+                text = repr(hide_credentials(value))
+            elif f.name == "args":
+                text = repr(tuple(hide_credentials(arg) for arg in value))
+            else:
+                text = repr(value)
+            shown.append(f"{f.name}={text}")
+        return f"ServerConfig({', '.join(shown)})"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,11 @@ Layer 4. :func:`list_all` is the one paging helper (every list, tasks included):
 every kind a server declares when it starts, publishes the lists whole, and re-lists a kind
 when the server says it changed: a short window coalesces a burst of ``list_changed`` into
 one refresh, and a change during a refresh causes exactly one more.
+
+A name listed twice (two tools called ``search``) is the server's mistake: with
+``validate_messages="strict"`` it refuses the listing (a ``ProtocolError``: which of the two
+would be called?); otherwise the first definition is kept, the others dropped, and one
+WARNING says so once per server and kind -- a server is not lost over a duplicate.
 """
 
 from __future__ import annotations
@@ -96,12 +101,15 @@ class Registry:
         self.max_pages = bounds.max_pages
         self._on_listed = on_listed
         self._refresh_delay = refresh_delay
+        #: (server, kind) whose duplicate names were told already (told once).
+        self._told_duplicates: set[tuple[str, str]] = set()
 
     async def discover(self, handle: ServerHandle, session: ClientSession) -> None:
         """List every kind the server declares, then publish them together."""
         kinds = [k for k, (_, _, cap) in LIST_KINDS.items() if session.has_capability(cap)]
         lists = await asyncio.gather(*(self._list(session, k) for k in kinds))
-        checked = [self.check(handle.name, k, items) for k, items in zip(kinds, lists)]
+        strict = session.validate_messages == "strict"
+        checked = [self.check(handle.name, k, items, strict) for k, items in zip(kinds, lists)]
         for kind, items in zip(kinds, checked):
             self.publish(handle, kind, items)
         handle.listening = True
@@ -123,9 +131,12 @@ class Registry:
             return []
         return [item for item in items if isinstance(item, dict)]
 
-    def check(self, server: str, kind: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Items with a usable name, descriptions bounded; a name listed twice is the
-        server's ``ProtocolError`` (which of the two would be called?)."""
+    def check(
+        self, server: str, kind: str, items: list[dict[str, Any]], strict: bool = False
+    ) -> list[dict[str, Any]]:
+        """Items with a usable name, descriptions bounded. A name listed twice is the
+        server's ``ProtocolError`` when ``strict`` (which of the two would be called?);
+        otherwise its first definition is kept and the duplicates are told once."""
         bounds = self.bounds
         field = "uri" if kind == "resources" else "uriTemplate" if kind == "resourceTemplates" else "name"
         method = LIST_KINDS[kind][0]
@@ -133,6 +144,7 @@ class Registry:
         seen: set[str] = set()
         dropped: list[str] = []
         off_rule: list[str] = []
+        duplicates: list[str] = []
         for item in items:
             name = item.get(field)
             if not isinstance(name, str) or not name or len(name) > bounds.max_name_length or (
@@ -141,7 +153,10 @@ class Registry:
                 dropped.append(repr(name)[:60] if isinstance(name, str) else type(name).__name__)
                 continue
             if name in seen:
-                raise ProtocolError(f"{method} lists {field} {clip(name, 100)!r} twice", server=server)
+                if strict:
+                    raise ProtocolError(f"{method} lists {field} {clip(name, 100)!r} twice", server=server)
+                duplicates.append(name)
+                continue
             seen.add(name)
             if kind == "tools" and not NAME_RULE.fullmatch(name):
                 off_rule.append(name)
@@ -149,6 +164,12 @@ class Registry:
             if isinstance(description, str) and len(description) > bounds.max_description_length:
                 item = {**item, "description": clip(description, bounds.max_description_length)}
             kept.append(item)
+        if duplicates and (server, kind) not in self._told_duplicates:
+            self._told_duplicates.add((server, kind))
+            logger.warning(
+                "%s: %s lists %d %s(s) more than once; the first definition of each is kept: %s",
+                server, method, len(duplicates), field, clip(", ".join(repr(n) for n in dict.fromkeys(duplicates)), 300),
+            )
         if dropped:
             logger.warning(
                 "%s: %s: %d item(s) without a usable %s dropped: %s",
@@ -219,7 +240,8 @@ class Registry:
             wanted = [k for k in kinds if session.has_capability(LIST_KINDS[k][2])]
             try:
                 lists = await asyncio.gather(*(self._list(session, k) for k in wanted))
-                lists = [self.check(handle.name, k, items) for k, items in zip(wanted, lists)]
+                strict = session.validate_messages == "strict"
+                lists = [self.check(handle.name, k, items, strict) for k, items in zip(wanted, lists)]
             except MCPHostError as exc:
                 logger.warning("%s: refresh of %s failed: %s", handle.name, ", ".join(wanted), exc)
                 return

@@ -1,10 +1,16 @@
 """Keeping secrets out of what the host says, and paths out of what it returns.
 
 Layer 4. The values that ``${VAR}``, ``${env:VAR}`` and ``${input:id}`` references were
-expanded to (``HostConfig.secrets``), and the values of every server's ``env`` and
-``headers``, are replaced by ``***`` wherever the host writes text: every record of the
-``mcphost`` loggers, a server's stderr lines (as they are read, before they are logged or
-kept for error messages), and the errors it raises to the application.
+expanded to (``HostConfig.secrets``), the values of every server's ``env`` and ``headers``
+-- and the token inside a header value on its own (``Bearer <token>``: a server that
+quotes the token alone in a 401 body or a JSON-RPC error must not show it either; for
+``Basic`` the decoded password too) --, and the credentials of every server's URL (the
+password of ``user:pass@``, query parameters such as ``token``, ``api_key``, ``sig``) are
+replaced by ``***`` wherever the host writes text: every record of the ``mcphost``
+loggers (its message and its formatted traceback), a server's stderr lines (as they are
+read, before they are logged or kept for error messages), and the errors it raises to the
+application. Credentials of any URL in a text (known or not) are masked by their form
+(:func:`mcphost.config.urls.hide_credentials`).
 
 TR10.3: errors returned to the application carry no absolute path of this machine (a
 server's stderr is full of them: ``/srv/app/node_modules/x/dist/index.js:12``). A path
@@ -15,15 +21,18 @@ whole path.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import os
 import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..config.urls import hide_credentials, url_secrets
 from ..errors import MCPHostError
 
-__all__ = ["Redactor"]
+__all__ = ["Redactor", "header_secrets"]
 
 _MIN = 4  # shorter values would blank out ordinary words
 MASK = "***"
@@ -56,6 +65,30 @@ def scrub_paths(text: str, base: str | None, home: str | None) -> str:
     return _PATH.sub(shorter, text)
 
 
+_FORMATTER = logging.Formatter()
+# An authorization scheme ("Bearer", "Basic", "Token"...) before the credential itself.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+
+def header_secrets(value: str) -> list[str]:
+    """A header value and the credentials inside it: the value whole, each word after an
+    authorization scheme (``Bearer <token>``: the token alone), and for ``Basic`` the
+    decoded ``user:password`` and the password."""
+    found = [value]
+    words = value.split()
+    if len(words) >= 2 and _SCHEME.match(words[0]):
+        found.extend(words[1:])
+        if words[0].lower() == "basic":
+            try:
+                decoded = base64.b64decode(words[1], validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                decoded = ""
+            if decoded:
+                found.append(decoded)
+                found.append(decoded.partition(":")[2])
+    return found
+
+
 class Redactor:
     """Replaces known secret values in text, log records and errors.
 
@@ -84,38 +117,58 @@ class Redactor:
         self.add(getattr(config, "secrets", ()))
         for server in config.servers.values():
             self.add(server.env.values())
-            self.add(server.headers.values())
+            for value in server.headers.values():
+                self.add(header_secrets(value))
+            if server.url:
+                self.add(url_secrets(server.url))
 
     def text(self, value: str) -> str:
         pattern = self._pattern
-        return value if pattern is None else pattern.sub(MASK, value)
+        if pattern is not None:
+            value = pattern.sub(MASK, value)
+        return hide_credentials(value)
 
     def public(self, value: str) -> str:
         """``value`` fit to return to the application: no secret, no absolute path."""
         return scrub_paths(self.text(value), self.base, self.home)
 
-    def error(self, exc: MCPHostError) -> MCPHostError:
-        """``exc`` with its message and stderr lines made public (in place, returned)."""
+    def error(self, exc: MCPHostError, _done: set[int] | None = None) -> MCPHostError:
+        """``exc`` with its message and stderr lines made public (in place, returned), and
+        the errors inside it and chained to it (``__cause__``, ``__context__``: a traceback
+        prints them) cleaned too."""
+        done = set() if _done is None else _done
+        if id(exc) in done:
+            return exc
+        done.add(id(exc))
         exc.message = self.public(exc.message)
         exc.args = (exc.message, *exc.args[1:])
         tail = getattr(exc, "stderr_tail", None)
         if isinstance(tail, list):
             tail[:] = [self.public(line) for line in tail]
         for inner in (getattr(exc, "failures", None) or {}).values():
-            self.error(inner)
+            self.error(inner, done)
         for inner in getattr(exc, "attempts", None) or ():
-            self.error(inner)
+            self.error(inner, done)
+        for chained in (exc.__cause__, exc.__context__):
+            if isinstance(chained, MCPHostError):
+                self.error(chained, done)
+            elif chained is not None and id(chained) not in done:
+                done.add(id(chained))
+                chained.args = tuple(self.public(a) if isinstance(a, str) else a for a in chained.args)
         return exc
 
     # -- logging --------------------------------------------------------------------------
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self._pattern is not None:
-            message = record.getMessage()
-            clean = self.text(message)
-            if clean != message:
-                record.msg = clean
-                record.args = None
+        message = record.getMessage()
+        clean = self.text(message)
+        if clean != message:
+            record.msg = clean
+            record.args = None
+        if record.exc_info and not record.exc_text:
+            # The traceback's text is made here (as a formatter would) so that the
+            # exception's message is cleaned too; formatters use exc_text when it is set.
+            record.exc_text = self.text(_FORMATTER.formatException(record.exc_info))
         return True
 
     def install(self) -> None:

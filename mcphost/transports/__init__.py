@@ -8,7 +8,8 @@ and what is held while it is lost) speaks Streamable HTTP, ``http_auto`` adds th
 probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport, ``websocket`` MCP
 over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` their
 connections and keep-alive pool, ``proxy`` and ``tls`` their proxies and TLS contexts;
-``trace`` is the wire trace of every transport.
+``trace`` is the wire trace of every transport, ``throttle`` bounds a diagnostic a server
+can repeat at will.
 """
 
 from .base import BaseTransport, Gone, ProcessEnd, Receiver, SessionLost, Transport, Vitals

@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..config.urls import host_problem
 from ..errors import ConfigurationError
 from ..wire.http11 import (
     DEFAULT_MAX_HEADER_SIZE,
@@ -92,6 +93,9 @@ def parse_url(url: str, name: str) -> tuple[Origin, str]:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(f"expected an http:// or https:// URL, not {scheme or url!r}", server=name)
+    problem = host_problem(parts.hostname)
+    if problem is not None:
+        raise ConfigurationError(f"not a valid URL: {problem}", server=name)
     origin = Origin(scheme, parts.hostname, port or (443 if scheme == "https" else 80))
     return origin, target_of(parts)
 
@@ -291,8 +295,14 @@ class HttpConnection(asyncio.Protocol):
                 self.exchange = None
                 exchange.conn = None
                 self.served += 1
-                # A second response nobody asked for in the same read: not kept.
-                keep = self.parser.keep_alive and i == len(events) - 1
+                # A second response nobody asked for in the same read, or bytes after the
+                # body's end (more than Content-Length said): the connection is not in a
+                # known state, so it is closed rather than given the next request, whose
+                # answer those bytes would corrupt.
+                keep = self.parser.keep_alive and i == len(events) - 1 and not self.parser.buffered
+                if not keep and self.parser.buffered:
+                    logger.debug("%s: %d bytes after the end of a response; not reusing the connection",
+                                 self.pool.origin.shown, self.parser.buffered)
                 exchange.on_end()
                 self.pool.release(self, keep)
                 return
@@ -420,6 +430,8 @@ class ConnectionPool:
             raise OSError(f"cannot connect to {origin.shown}{via}: no answer within {self.connect_timeout:g} s") from None
         except (OSError, ssl.SSLError) as exc:
             raise OSError(f"cannot connect to {origin.shown}{via}: {describe(exc)}") from None
+        except UnicodeError as exc:  # a host name IDNA cannot encode (parse_url checks first)
+            raise OSError(f"cannot connect to {origin.shown}{via}: the host name is not valid ({exc})") from None
         self.connections += 1
         if self.closed:
             conn.close(abort=True)

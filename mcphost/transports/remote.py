@@ -42,6 +42,7 @@ from .httpconn import (
     parse_url,
 )
 from .proxy import Proxy
+from .throttle import Throttle
 from .trace import WireTrace
 
 __all__ = ["PostExchange", "RemoteTransport", "request_id"]
@@ -115,6 +116,7 @@ class RemoteTransport(GoneOnce):
         self._gone_told = False
         self._closing = False
         self._tail: deque[str] = deque(maxlen=_TAIL)
+        self._not_json = Throttle()
         self._post_head: tuple[Any, bytes] | None = None
         self.messages_in = 0
         self.messages_out = 0
@@ -146,7 +148,7 @@ class RemoteTransport(GoneOnce):
             "messages_in": self.messages_in, "messages_out": self.messages_out,
             "http_requests": pool.requests, "http_errors": self.http_errors,
             "connections": pool.connections, "reconnects": self.reconnects,
-            "oversized": self.oversized_messages,
+            "oversized": self.oversized_messages, "not_json": self._not_json.count,
         }
 
     def _on_write_paused(self, paused: bool) -> None:
@@ -204,7 +206,9 @@ class RemoteTransport(GoneOnce):
         try:
             return loads(data)
         except ValueError:
-            self.note(f"the server sent a message that is not JSON: {clip(data, 100)}")
+            # The server controls how many: the first few are logged, then one in 1000.
+            if self._not_json.tick():
+                self.note(f"the server sent a message that is not JSON: {clip(data, 100)}{self._not_json.suffix()}")
             return _NOTHING
 
     def deliver(self, messages: list[Any]) -> None:

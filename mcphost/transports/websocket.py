@@ -29,10 +29,12 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .._json import loads
+from ..config.urls import hide_credentials, host_problem
 from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
 from .base import REQUEST, Gone, GoneOnce, Receiver
+from .throttle import Throttle
 from .trace import WireTrace
 
 __all__ = ["WebSocketTransport"]
@@ -71,14 +73,22 @@ class WebSocketTransport(GoneOnce):
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
                  max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE,
                  ssl_context: ssl.SSLContext | None = None) -> None:
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise ConfigurationError(f"not a valid URL: {exc}", server=name) from None
         if parts.scheme not in ("ws", "wss") or not parts.hostname:
-            raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or url!r}", server=name)
+            raise ConfigurationError(f"expected a ws:// or wss:// URL, not {parts.scheme or hide_credentials(url)!r}",
+                                     server=name)
+        problem = host_problem(parts.hostname)
+        if problem is not None:
+            raise ConfigurationError(f"not a valid URL: {problem}", server=name)
         self.name = name
         self.url = url
         self.secure = parts.scheme == "wss"
         self.host = parts.hostname
-        self.port = parts.port or (443 if self.secure else 80)
+        self.port = port or (443 if self.secure else 80)
         self.target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
         self.shown = f"{parts.scheme}://{parts.hostname}:{self.port}"  # no path, no query: they may hold secrets
         self.headers = list(headers)
@@ -99,7 +109,10 @@ class WebSocketTransport(GoneOnce):
         self._drained = asyncio.Event()
         self._drained.set()
         self._tail: deque[str] = deque(maxlen=_TAIL)
-        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0}
+        self._not_json = Throttle()
+        self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0, "pongs_coalesced": 0}
+        #: The payload of the latest ping not answered while writing is paused (None: none).
+        self._pending_pong: bytes | None = None
 
     # -- connecting ---------------------------------------------------------------------------
 
@@ -181,10 +194,13 @@ class WebSocketTransport(GoneOnce):
                 try:
                     messages.append(loads(payload))
                 except ValueError:
-                    self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
-                    logger.warning("%s: skipping a WebSocket message that is not JSON", self.name)
+                    # The server controls how many: the first few are logged, then one in 1000.
+                    if self._not_json.tick():
+                        self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
+                        logger.warning("%s: skipping a WebSocket message that is not JSON%s",
+                                       self.name, self._not_json.suffix())
             elif isinstance(event, ws.Ping):
-                self._write(ws.pong(event.payload))
+                self._pong(event.payload)
             elif isinstance(event, ws.Close):
                 self._closed_by_server.set()
                 if not self._closing:
@@ -225,6 +241,19 @@ class WebSocketTransport(GoneOnce):
         self._stats["bytes_out"] += len(frame)
         transport.write(frame)
 
+    def _pong(self, payload: bytes) -> None:
+        # A server that pings and never reads its pongs would make them queue one for one
+        # in the write buffer. While writing is paused only the latest ping is answered,
+        # once writing resumes: RFC 6455 §5.5.3, "If an endpoint receives a Ping frame and
+        # has not yet sent Pong frame(s) in response to previous Ping frame(s), the endpoint
+        # MAY elect to send a Pong frame for only the most recently processed Ping frame."
+        if self.needs_drain:
+            if self._pending_pong is not None:
+                self._stats["pongs_coalesced"] += 1
+            self._pending_pong = payload
+            return
+        self._write(ws.pong(payload))
+
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
         if self._gone is not None or self._closing:
             return
@@ -239,6 +268,9 @@ class WebSocketTransport(GoneOnce):
             self._drained.clear()
         else:
             self._drained.set()
+            pending, self._pending_pong = self._pending_pong, None
+            if pending is not None:
+                self._write(ws.pong(pending))
         if self._receiver is not None:
             self._receiver.on_write_paused(paused)
 
@@ -262,4 +294,4 @@ class WebSocketTransport(GoneOnce):
         return list(self._tail)
 
     def statistics(self) -> dict[str, Any]:
-        return dict(self._stats)
+        return {**self._stats, "not_json": self._not_json.count}

@@ -251,6 +251,12 @@ class ResponseParser:
         self._expect_body = expect_body
 
     @property
+    def buffered(self) -> int:
+        """Bytes received but not yet part of an event (the start of a next response, or
+        bytes a server sent past the end of the last one)."""
+        return len(self._buf)
+
+    @property
     def trailing_data(self) -> bytes:
         """Bytes received after a 101 (or CONNECT) response: they belong to the new protocol."""
         return bytes(self._buf) if self._state in (_SWITCHED, _CLOSED) else b""

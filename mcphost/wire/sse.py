@@ -11,7 +11,10 @@ sequence, so decoding each line with U+FFFD for invalid bytes gives what decodin
 stream would, and a character split across two chunks simply waits in the line buffer.
 
 Lines and event data are bounded (``max_line_size``, ``max_event_size``) because the
-server controls them. An event whose data goes over is discarded as it streams (nothing of
+server controls them, and the bound is on memory, not on characters: an event's data is
+kept as the bytes of its lines, each followed by its LF, in one buffer (no object per
+line), so an event of millions of short or empty ``data:`` lines holds what it counts --
+``max_event_size`` bytes at most -- and is decoded once, at dispatch. An event whose data goes over is discarded as it streams (nothing of
 it is kept past its first 512 characters) and dispatched as an :class:`Oversized` item with
 its size and first characters, so the caller can fail just the call it answered and read
 on; an overlong line of another field is ignored. The common chunk (lines ended by LF, no
@@ -65,7 +68,6 @@ class SSEDecoder:
 
     __slots__ = (
         "_data",
-        "_data_size",
         "_drop_head",
         "_dropped",
         "_event_type",
@@ -100,12 +102,11 @@ class SSEDecoder:
         self._line = bytearray()  # the unterminated line so far
         self._start: bytes | None = b""  # stream start held to look for the BOM; None: past it
         self._skip_lf = False  # the last chunk ended with CR: an LF next ends no line
-        self._data: list[str] = []
-        self._data_size = 0
+        self._data = bytearray()  # the data lines' bytes, each followed by LF
         self._event_type = ""
         self._retry_field: int | None = None
         self._dropped = -1  # the size of the event being discarded (-1: none is)
-        self._drop_head = ""
+        self._drop_head = b""
         self._skip_line = False  # discarding the rest of an overlong line
         self._skip_line_head = b""
         self._skip_line_size = 0
@@ -178,7 +179,7 @@ class SSEDecoder:
         if name == b"data":
             if colon and value[:1] == b" ":
                 value = value[1:]
-            self._drop(value.decode("utf-8", "replace"), size)
+            self._drop(value, size)
 
     def feed_eof(self) -> list[Event]:
         """The stream ended: "any pending data must be discarded" (no event is dispatched).
@@ -195,20 +196,24 @@ class SSEDecoder:
         self._id_buffer = self.last_event_id
         return []
 
+    @property
+    def buffered(self) -> int:
+        """Bytes held: the unterminated line and the data of the event under way."""
+        return len(self._line) + len(self._data)
+
     def _reset_event(self) -> None:
-        self._data = []
-        self._data_size = 0
+        self._data = bytearray()
         self._event_type = ""
         self._retry_field = None
         self._dropped = -1
-        self._drop_head = ""
+        self._drop_head = b""
 
-    def _drop(self, more: str, size: int) -> None:
-        """The event's data went over a bound: keep its size and first characters only."""
+    def _drop(self, more: bytes, size: int) -> None:
+        """The event's data went over a bound: keep its size and first bytes only."""
         if self._dropped < 0:
-            self._drop_head = "\n".join([*self._data, more])[:_HEAD]
-            self._dropped = self._data_size + size
-            self._data = []
+            self._drop_head = (bytes(self._data[:_HEAD]) + more[:_HEAD])[:_HEAD]
+            self._dropped = len(self._data) + size
+            self._data = bytearray()
         else:
             self._dropped += size
 
@@ -235,21 +240,29 @@ class SSEDecoder:
             name, colon, value = raw.partition(b":")
             if colon and value[:1] == b" ":
                 value = value[1:]
-            self._field(name, value.decode("utf-8", "replace"))
+            if name == b"data":
+                self._data_line(value)
+            else:
+                self._field(name, value.decode("utf-8", "replace"))
         return events
 
+    def _data_line(self, value: bytes) -> None:
+        # "Append the field value to the data buffer, then append a single U+000A LINE FEED
+        # (LF) character to the data buffer." Kept as bytes: LF never occurs inside a UTF-8
+        # sequence, so decoding the whole buffer at dispatch gives what decoding each line
+        # would. Each line costs its bytes and its LF, which is exactly what it holds.
+        cost = len(value) + 1
+        if self._dropped >= 0:
+            self._dropped += cost
+        elif len(self._data) + cost > self.max_event_size:
+            self._drop(value, cost)
+        else:
+            data = self._data
+            data += value
+            data.append(10)
+
     def _field(self, name: bytes, value: str) -> None:
-        if name == b"data":
-            # "Append the field value to the data buffer, then append a single U+000A LINE
-            # FEED (LF) character to the data buffer." (joined with LF at dispatch instead)
-            if self._dropped >= 0:
-                self._dropped += len(value) + 1
-            elif self._data_size + len(value) + 1 > self.max_event_size:
-                self._drop(value, len(value) + 1)
-            else:
-                self._data_size += len(value) + 1
-                self._data.append(value)
-        elif name == b"event":
+        if name == b"event":
             self._event_type = value  # "Set the event type buffer to field value."
         elif name == b"id":
             # "If the field value does not contain U+0000 NULL, then set the last event ID
@@ -271,7 +284,7 @@ class SSEDecoder:
         # ID buffer. The buffer does not get reset".
         self.last_event_id = self._id_buffer
         if self._dropped >= 0:
-            dropped = Oversized(self._drop_head.encode("utf-8", "surrogatepass"), self._dropped)
+            dropped = Oversized(self._drop_head, self._dropped)
             self._reset_event()
             return dropped
         # "If the data buffer is an empty string, set the data buffer and the event type
@@ -285,7 +298,7 @@ class SSEDecoder:
             self._event_type or "message",
             # "If the data buffer's last character is a U+000A LINE FEED (LF) character, then
             # remove the last character from the data buffer."
-            "\n".join(self._data),
+            self._data[:-1].decode("utf-8", "replace"),
             self.last_event_id or None,
             self._retry_field,
         )

@@ -12,7 +12,11 @@ Every violation raises ``WebSocketProtocolError`` carrying the ``close_code`` to
 before failing the connection (§7.4.1: 1002 protocol error, 1007 invalid UTF-8, 1009 too
 big); a handshake failure carries ``None``, as there is no connection to close yet. A
 message over ``max_message_size`` is refused when the header announcing it arrives, before
-its payload is buffered. Masking XORs whole payloads as integers, not byte by byte.
+its payload is buffered. A fragmented message is bounded in memory and in work, not only in
+payload bytes: its fragments are appended to one buffer (no object held per frame, so what
+is held is the payload, at most ``max_message_size``), the frames are counted, and a message
+of more than ``max_fragments`` frames is refused (1009) -- millions of empty continuation
+frames cost a counter, not a list, and stop at the bound. Masking XORs whole payloads as integers, not byte by byte.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MESSAGE_SIZE: Final = 16 * 1024 * 1024
+#: The most frames one data message may be cut into (16 MiB in 4 KiB fragments is 4,096).
+DEFAULT_MAX_FRAGMENTS: Final = 65536
 # §1.3: the GUID concatenated to the key to form Sec-WebSocket-Accept.
 _GUID: Final = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _MAX_CONTROL: Final = 125  # §5.5: "All control frames MUST have a payload length of 125 bytes or less"
@@ -297,18 +303,23 @@ class FrameDecoder:
     After a ``Close`` no frame may follow; after an error every call raises it again.
     """
 
-    __slots__ = ("_buf", "_closed", "_error", "_frag_opcode", "_frag_size", "_frags", "masked",
-                 "max_message_size")
+    __slots__ = ("_buf", "_closed", "_error", "_frag_count", "_frag_opcode", "_frag_size", "_frags",
+                 "masked", "max_fragments", "max_message_size")
 
-    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, masked: bool = False) -> None:
+    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, masked: bool = False,
+                 max_fragments: int = DEFAULT_MAX_FRAGMENTS) -> None:
         if max_message_size < 0:
             raise ValueError("max_message_size must not be negative")
+        if max_fragments < 1:
+            raise ValueError("max_fragments must be at least 1")
         self.max_message_size = max_message_size
+        self.max_fragments = max_fragments
         self.masked = masked
         self._buf = bytearray()
         self._frag_opcode = 0  # the opcode of the fragmented message under way, 0 if none
-        self._frags: list[bytes] = []
-        self._frag_size = 0
+        self._frags = bytearray()  # the fragments so far, in one buffer
+        self._frag_size = 0  # their payload bytes
+        self._frag_count = 0  # frames of the message so far
         self._closed = False
         self._error: WebSocketProtocolError | None = None
 
@@ -331,6 +342,11 @@ class FrameDecoder:
     def buffered(self) -> int:
         """Bytes held waiting for the rest of a frame."""
         return len(self._buf)
+
+    @property
+    def fragments(self) -> tuple[int, int]:
+        """The fragmented message under way: (frames so far, bytes held for it)."""
+        return self._frag_count, len(self._frags)
 
     def _run(self, events: list[FrameEvent]) -> int:
         buf = self._buf
@@ -379,10 +395,17 @@ class FrameDecoder:
                 length = int.from_bytes(buf[pos + 2 : pos + 10], "big")
                 if length >> 63:
                     raise WebSocketProtocolError("64-bit frame length with the top bit set")
-            if opcode < 8 and self._frag_size + length > self.max_message_size:
-                raise WebSocketProtocolError(
-                    f"message over {self.max_message_size} bytes", 1009
-                )
+            if opcode < 8:
+                # An empty frame costs no payload but still the work of a frame: frames are
+                # counted too, so a message's frames cannot be free.
+                if self._frag_size + length > self.max_message_size:
+                    raise WebSocketProtocolError(
+                        f"message over {self.max_message_size} bytes", 1009
+                    )
+                if self._frag_count >= self.max_fragments:
+                    raise WebSocketProtocolError(
+                        f"message in more than {self.max_fragments} frames", 1009
+                    )
             key_at = pos + head
             if self.masked:
                 head += 4
@@ -412,14 +435,16 @@ class FrameDecoder:
             self._frag_opcode = opcode
         if not fin:
             # §5.4: "control frames MAY be injected in the middle of a fragmented message".
-            self._frags.append(payload)
             self._frag_size += len(payload)
+            self._frag_count += 1
+            self._frags += payload
             return None
-        if self._frags:
-            self._frags.append(payload)
-            payload = b"".join(self._frags)
-            self._frags = []
+        if self._frag_count:
+            self._frags += payload
+            payload = bytes(self._frags)
+            self._frags = bytearray()
             self._frag_size = 0
+            self._frag_count = 0
             self._frag_opcode = 0
         if opcode == Opcode.TEXT:
             try:

@@ -6,10 +6,12 @@ import logging
 from typing import Any
 
 import pytest
+from helpers import ECHO_TOOL, fake
 from scripted import MethodError, Script, scripted_host
 
-from mcphost import RoutingError, ServerStartupError
+from mcphost import MCPHost, RoutingError, ServerStartupError
 from mcphost.bounds import Bounds
+from mcphost.policy import NO_RETRY
 
 TOOL = {"name": "t", "inputSchema": {"type": "object"}}
 
@@ -96,11 +98,34 @@ async def test_a_listing_past_the_item_bound_fails_the_start() -> None:
     assert len(script.requests("tools/list")) == 3  # stopped at the page that crossed the bound
 
 
-async def test_a_name_listed_twice_is_the_servers_protocol_error() -> None:
+async def test_a_name_listed_twice_is_the_servers_protocol_error_in_strict_mode() -> None:
     script = Script({"tools/list": lambda p: {"tools": [TOOL, {**TOOL, "description": "again"}]}})
     with pytest.raises(ServerStartupError, match="tools/list lists name 't' twice"):
-        async with scripted_host({"a": script}):
+        async with scripted_host({"a": script}, validate_messages="strict"):
             pass
+
+
+async def test_a_name_listed_twice_keeps_the_server_and_the_first_definition_in_lenient_mode(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The fake server lists "echo" twice (and "other" three times), as some servers do:
+    # before, the server was refused entirely; now it starts, with one definition of each.
+    caplog.set_level(logging.WARNING)
+    first = {**ECHO_TOOL, "description": "first"}
+    tools = [first, {"name": "other", "inputSchema": {"type": "object"}}, {**ECHO_TOOL, "description": "second"},
+             {"name": "other", "inputSchema": {"type": "object"}, "description": "x"},
+             {"name": "other", "inputSchema": {"type": "object"}, "description": "y"}]
+    host = MCPHost({"mcpServers": {"dup": fake({"tools": tools})}}, retry=NO_RETRY)
+    async with host:
+        listed = host.get_tools()["dup"]["tools"]
+        assert [t["name"] for t in listed] == ["echo", "other"]
+        assert listed[0]["description"] == "first"
+        assert (await host.call_tool("dup.echo", {"text": "hi"}))["content"]
+        await host.restart_server("dup")  # listed again: not told again
+        assert [t["name"] for t in host.get_tools()["dup"]["tools"]] == ["echo", "other"]
+    told = [r for r in caplog.records if "more than once" in r.getMessage()]
+    assert len(told) == 1
+    assert "lists 3 name(s) more than once" in told[0].getMessage() and "'echo', 'other'" in told[0].getMessage()
 
 
 async def test_unusable_names_are_dropped_odd_ones_kept_long_descriptions_cut(

@@ -439,3 +439,15 @@ async def test_an_http_failure_is_counted_as_a_transport_failure_not_a_server_er
             await host.call_tool("r.echo", {})
         kinds = host.get_metrics()["r"]["tools"]["echo"]["errorsByKind"]
         assert kinds["transport"] == 1 and kinds["server_error"] == 0
+
+
+async def test_junk_events_are_counted_and_logged_a_bounded_number_of_times(caplog: pytest.LogCaptureFixture) -> None:
+    # 3,000 SSE events that are not JSON: before, 3,000 WARNING lines; now the first 5,
+    # then one in 1000 with the count; every one is counted.
+    caplog.set_level("DEBUG", logger="mcphost")
+    async with serving() as (server, host):
+        server.fault = "junk_events"
+        assert text(await host.call_tool("r.echo", {}, timeout=10)) == "late"
+        assert host.get_metrics()["r"]["transport"]["not_json"] == 3000
+    warned = [r for r in caplog.records if "not JSON" in r.getMessage() and r.levelname == "WARNING"]
+    assert len(warned) == 5 + 3 and "3000 so far" in warned[-1].getMessage()

@@ -167,3 +167,59 @@ async def test_refusals_name_the_endpoint_and_never_its_path() -> None:
     await listener.wait_closed()
     with pytest.raises(ServerStartupError, match=f"cannot connect to ws://127.0.0.1:{port}"):
         await host_for(f"ws://127.0.0.1:{port}/mcp").initialize()
+
+
+async def test_junk_messages_are_counted_and_logged_a_bounded_number_of_times(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 3,000 messages that are not JSON: before, 3,000 WARNING lines; now the first 5, then
+    # one in 1000 (with the count), and the exact count in the statistics.
+    server = Server()
+
+    async def junk_then_answer(writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
+        writer.write(frame(1, b"not json") * 3000)
+        result = {"content": [{"type": "text", "text": "after"}]}
+        writer.write(frame(1, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()))
+
+    server.on_call = junk_then_answer
+    caplog.set_level("DEBUG", logger="mcphost")
+    async with serving(server) as url, host_for(url) as host:
+        result = await asyncio.wait_for(host.call_tool("w.echo", {}), 10)
+        assert result["content"][0]["text"] == "after"
+        assert host.get_metrics()["w"]["transport"]["not_json"] == 3000
+    warned = [r for r in caplog.records if "not JSON" in r.getMessage()]
+    assert len(warned) == 5 + 3
+    assert "3000 so far" in warned[-1].getMessage()
+
+
+async def test_a_ping_flood_whose_pongs_are_not_read_holds_a_bounded_write_buffer() -> None:
+    # The server sends 60,000 pings of 125 bytes and reads nothing: before, 60,000 pongs
+    # (7.9 MB) queued in the host's write buffer beyond what the socket took. Now, once
+    # writing is paused, only the latest ping is answered when it resumes.
+    server = Server()
+    flooded = asyncio.Event()
+    sizes: list[int] = []
+    hold: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def flood(writer: asyncio.StreamWriter, msg: dict[str, Any]) -> None:
+        ping = frame(9, b"p" * 125)
+        for _ in range(60):
+            writer.write(ping * 1000)
+            await writer.drain()
+        flooded.set()
+        await hold  # and never read again until the test ends
+
+    server.on_call = flood
+    async with serving(server) as url, host_for(url) as host:
+        call = asyncio.ensure_future(host.call_tool("w.echo", {}))
+        await asyncio.wait_for(flooded.wait(), 30)
+        transport = host.supervisor.servers["w"].transport
+        for _ in range(100):  # the last reads reach the host
+            await asyncio.sleep(0)
+            sizes.append(transport._transport.get_write_buffer_size())
+        stats = host.get_metrics()["w"]["transport"]
+        hold.set_result(None)
+        call.cancel()
+        # The write buffer stays near asyncio's high-water mark (64 KiB), not 7.9 MB.
+        assert max(sizes) <= 256 * 1024
+        assert stats["pongs_coalesced"] > 0

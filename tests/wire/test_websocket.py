@@ -484,3 +484,39 @@ def test_fuzz_only_protocol_errors() -> None:
             assert exc.close_code in (1002, 1007, 1009)
             outcomes["error"] += 1
     assert outcomes["parsed"] > 100 and outcomes["error"] > 100
+
+
+def test_empty_continuation_flood_is_counted_and_refused() -> None:
+    # 6,000,000 empty continuation frames (12 MB on the wire) used to be kept as 6,000,000
+    # list slots (+48 MB with a 1 MiB limit). Now a frame costs a counter: the message is
+    # refused (1009) at max_fragments frames, and what is held stays under the limit.
+    limit = 1 << 20
+    decoder = FrameDecoder(max_message_size=limit)
+    assert decoder.max_fragments == 65536
+    decoder.feed(frame(Opcode.TEXT, b"x", fin=False))
+    flood = frame(Opcode.CONTINUATION, b"", fin=False) * 4096
+    fed = 1
+    with pytest.raises(WebSocketProtocolError, match="more than 65536 frames") as info:
+        for _ in range(6_000_000 // 4096):
+            decoder.feed(flood)
+            fed += 4096
+            count, held = decoder.fragments
+            assert count <= decoder.max_fragments and held <= limit
+    assert info.value.close_code == 1009
+    assert fed <= decoder.max_fragments + 4096  # refused in the read that went over
+
+
+def test_fragments_held_in_one_buffer_up_to_the_limit() -> None:
+    decoder = FrameDecoder(max_message_size=100, max_fragments=10)
+    events = decoder.feed(frame(Opcode.BINARY, b"a" * 10, fin=False)
+                          + frame(Opcode.CONTINUATION, b"b" * 10, fin=False))
+    assert events == [] and decoder.fragments == (2, 20)
+    # Ten frames in all are allowed; the message is whole and the count starts again.
+    more = frame(Opcode.CONTINUATION, b"", fin=False) * 7 + frame(Opcode.CONTINUATION, b"c")
+    assert decoder.feed(more) == [Message(Opcode.BINARY, b"a" * 10 + b"b" * 10 + b"c")]
+    assert decoder.fragments == (0, 0)
+    decoder.feed(frame(Opcode.BINARY, b"", fin=False) + frame(Opcode.CONTINUATION, b"", fin=False) * 9)
+    with pytest.raises(WebSocketProtocolError, match="more than 10 frames"):
+        decoder.feed(frame(Opcode.CONTINUATION, b""))
+    with pytest.raises(ValueError, match="max_fragments"):
+        FrameDecoder(max_fragments=0)

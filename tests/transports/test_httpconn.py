@@ -1,0 +1,96 @@
+"""The connection pool against a raw stdlib server that breaks HTTP framing: bytes after
+the end of a response must not reach the next request on a kept-alive connection."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcphost.transports.httpconn import ConnectionPool, Exchange, Origin
+from mcphost.wire.http11 import Response
+
+
+class Get(Exchange):
+    def __init__(self) -> None:
+        self.done: asyncio.Future[tuple[int, bytes]] = asyncio.get_running_loop().create_future()
+        self.status = 0
+        self.body = bytearray()
+
+    def request(self) -> bytes:
+        return b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    def on_response(self, response: Response) -> None:
+        self.status = response.status
+
+    def on_data(self, chunk: bytes) -> None:
+        self.body += chunk
+
+    def on_end(self) -> None:
+        self.done.set_result((self.status, bytes(self.body)))
+
+    def on_error(self, why: str) -> None:
+        self.done.set_exception(OSError(why))
+
+
+async def test_bytes_after_content_length_close_the_connection() -> None:
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                # Content-Length says 2, the server sends 2 and then more in the same write.
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 500 Bad\r\nContent-Le")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = ConnectionPool(Origin("http", "127.0.0.1", port))
+    try:
+        results = []
+        for _ in range(5):
+            exchange = Get()
+            pool.submit(exchange)
+            results.append(await asyncio.wait_for(exchange.done, 10))
+        # Before: the second request read "HTTP/1.1 500 Bad...HTTP/1.1 200" and failed.
+        assert results == [(200, b"ok")] * 5
+        assert connections == 5  # none of these connections was reused
+        assert pool.idle == []
+    finally:
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_clean_response_keeps_the_connection() -> None:
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = ConnectionPool(Origin("http", "127.0.0.1", port))
+    try:
+        for _ in range(3):
+            exchange = Get()
+            pool.submit(exchange)
+            assert await asyncio.wait_for(exchange.done, 10) == (200, b"ok")
+        assert connections == 1
+    finally:
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
