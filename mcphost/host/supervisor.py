@@ -333,6 +333,7 @@ class Supervisor:
     async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
         gone = handle.session.gone if handle.session is not None else None
         err = startup_errors.translate(handle.name, exc, handle.stderr_tail(), handle.config.limits, gone)
+        err.__cause__ = exc  # chained before the redactor sees it: a traceback shows the cause cleaned
         await self._fail(handle, err)
         raise err from exc
 

@@ -72,15 +72,16 @@ def echoing(mode: str) -> Iterator[int]:
 
 
 def texts_of(exc: BaseException, done: set[int] | None = None) -> list[str]:
-    """Every text an exception carries, its inner failures' too (each once). (Not yet its
-    ``__cause__``: the supervisor chains the raw cause after the error was cleaned.)"""
+    """Every text an exception carries: its inner failures' and its chained causes' too
+    (each once; a printed traceback shows them)."""
     done = set() if done is None else done
     if id(exc) in done:
         return []
     done.add(id(exc))
     out = [str(exc), repr(exc), *map(str, exc.args)]
     out.extend(getattr(exc, "stderr_tail", None) or [])
-    inner = [*(getattr(exc, "failures", None) or {}).values(), *(getattr(exc, "attempts", None) or ())]
+    inner = [*(getattr(exc, "failures", None) or {}).values(), *(getattr(exc, "attempts", None) or ()),
+             *(e for e in (exc.__cause__, exc.__context__) if e is not None)]
     for other in inner:
         out.extend(texts_of(other, done))
     return out
