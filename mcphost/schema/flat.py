@@ -107,23 +107,58 @@ def flat_check(schema: Any, full: Callable[[Any], bool]) -> Callable[[Any], bool
     # A required name without a schema of its own: it must only be there.
     present.extend(name for name in required if name not in props and name not in present)
     known = frozenset(props) if extra is False else None
-    typed_items = tuple(typed)
-    present_items = tuple(present)
+    logger.debug("flat object schema specialised: %d typed properties", len(typed))
+    if known is None and not present and len(typed) <= 2:
+        return _open(tuple(typed), full)
+    return _general(tuple(typed), tuple(present), known, full)
+
+
+def _open(typed: tuple[tuple[str, frozenset[type]], ...], full: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """The commonest shapes unrolled (one call per check, no loop): other properties
+    allowed, nothing required beyond what the typed properties require."""
     absent = _ABSENT
-    logger.debug("flat object schema specialised: %d typed properties", len(typed_items))
+    if not typed:
+
+        def check0(x: Any) -> bool:
+            return True if type(x) is dict else full(x)
+
+        return check0
+    (n0, a0), *rest = typed
+    if not rest:
+
+        def check1(x: Any) -> bool:
+            if type(x) is dict and type(x.get(n0, absent)) in a0:
+                return True
+            return full(x)
+
+        return check1
+    ((n1, a1),) = rest
+
+    def check2(x: Any) -> bool:
+        if type(x) is dict and type(x.get(n0, absent)) in a0 and type(x.get(n1, absent)) in a1:
+            return True
+        return full(x)
+
+    return check2
+
+
+def _general(
+    typed: tuple[tuple[str, frozenset[type]], ...], present: tuple[str, ...], known: frozenset[str] | None,
+    full: Callable[[Any], bool],
+) -> Callable[[Any], bool]:
+    absent = _ABSENT
 
     def check(x: Any) -> bool:
         if type(x) is dict:
             get = x.get
-            for name, accepted in typed_items:
+            for name, accepted in typed:
                 if type(get(name, absent)) not in accepted:
                     return full(x)
-            for name in present_items:
+            for name in present:
                 if name not in x:
                     return False  # a required property is missing: surely invalid
-            if known is None or known.issuperset(x):
-                return True
-            return False  # a property the schema refuses
+            # False: a property the schema refuses.
+            return known is None or known.issuperset(x)
         return full(x)
 
     return check
