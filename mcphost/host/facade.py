@@ -433,7 +433,8 @@ class MCPHost:
             route.stats.is_errors += 1
         if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
             observe.completed(handle, "tools/call", route.name, elapsed / 1e9, is_error, call.rid)
-        if not route.plain and route.has_output and not is_error and self.validation.output != "off":
+        if (not route.plain and route.has_output and not is_error and self.validation.output != "off"
+                and not self.validation.output_ok(handle, route.tool, result)):
             await self.validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above
 
