@@ -11,9 +11,10 @@ its power of two, then the next five bits below the leading one. Bucket ``i`` th
 the integers in ``[(32 + i % 32) * 2**(i // 32 + 4), (33 + i % 32) * 2**(i // 32 + 4))``:
 each is at most ``1/32`` (3.1 %) wider than its lower bound. A value below the range (zero
 and negatives included) is counted in the first bucket, one at or above it in the last.
-NaN is ignored. Memory holds one counter per bucket that has a value (typical latencies
-fill a few dozen buckets), four numbers and at most :data:`PENDING` - 1 values not yet in
-their buckets, however many values are recorded.
+NaN is ignored. Memory holds one 8-byte counter per bucket from the lowest that holds a
+value to the highest (the latencies of one tool span a few dozen buckets), four numbers
+and at most :data:`PENDING` - 1 values not yet in their buckets, however many values are
+recorded.
 
 Exactness. ``count`` is exact; ``sum``, ``min`` and ``max`` are exact sums and extremes of
 the recorded nanoseconds (a value given in seconds is rounded to the nearest nanosecond
@@ -41,6 +42,7 @@ read is always exact as documented above.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -106,11 +108,13 @@ def bucket_bounds(index: int) -> tuple[float, float]:
 class Histogram:
     """Durations: count, sum, exact min and max, quantiles within 1.6 %."""
 
-    __slots__ = ("_counts", "_folded", "_max", "_min", "_pending", "_sum")
+    __slots__ = ("_base", "_counts", "_folded", "_max", "_min", "_pending", "_sum")
 
     def __init__(self) -> None:
-        #: Bucket index -> values in it (only buckets that hold a value).
-        self._counts: dict[int, int] = {}
+        #: Values in buckets ``_base``, ``_base + 1``... up to the highest that holds one
+        #: (8 bytes a bucket, over the span of the values seen; nothing when empty).
+        self._counts = array("Q")
+        self._base = 0
         #: Values recorded but not yet in the buckets (at most ``PENDING - 1`` of them).
         self._pending: list[int] = []
         self._folded = 0
@@ -134,6 +138,8 @@ class Histogram:
         self._pending = []
         values.sort()
         counts = self._counts
+        base = self._base
+        span = len(counts)
         size = len(values)
         at = 0
         while at < size:
@@ -148,7 +154,11 @@ class Histogram:
                 end = bisect_left(values, (top + 1) << shift, at + 1)  # the first value past the bucket
             else:
                 index, end = _LAST, size
-            counts[index] = counts.get(index, 0) + end - at
+            if 0 <= index - base < span:
+                counts[index - base] += end - at
+            else:
+                self._bump(index, end - at)
+                counts, base, span = self._counts, self._base, len(self._counts)
             at = end
         self._folded += size
         self._sum += sum(values)
@@ -164,13 +174,33 @@ class Histogram:
             self.record_ns(round(ns))
         elif ns == ns:  # noqa: PLR0124 - an infinity: counted at its end, kept as it is
             self._fold()
-            index = _LAST if ns > 0 else 0
-            self._counts[index] = self._counts.get(index, 0) + 1
+            self._bump(_LAST if ns > 0 else 0, 1)
             self._folded += 1
             self._sum += ns
             self._min = min(self._min, ns)
             self._max = max(self._max, ns)
         # NaN: a caller's bug, ignored (it would poison the sum).
+
+    def _bump(self, index: int, n: int) -> None:
+        """Add ``n`` values to bucket ``index``, widening the span of counters to hold it."""
+        counts = self._counts
+        if not counts:
+            self._base = index
+            counts.append(0)
+        elif index < self._base:
+            wider = array("Q", bytes(8 * (self._base - index)))
+            wider.extend(counts)
+            self._counts = counts = wider
+            self._base = index
+        elif index >= self._base + len(counts):
+            counts.extend(array("Q", bytes(8 * (index - self._base - len(counts) + 1))))
+        counts[index - self._base] += n
+
+    def _filled(self) -> list[tuple[int, int]]:
+        """``(index, values)`` of every bucket that holds a value, in order."""
+        self._fold()
+        base = self._base
+        return [(base + i, n) for i, n in enumerate(self._counts) if n]
 
     @property
     def count(self) -> int:
@@ -224,7 +254,7 @@ class Histogram:
         # Nearest rank: the ceil(q * n)-th smallest value, at least the first.
         order = sorted(range(len(qs)), key=qs.__getitem__)
         out = [math.nan] * len(qs)
-        filled = sorted(self._counts.items())
+        filled = self._filled()
         seen = 0
         at = 0
         for k in order:
@@ -250,7 +280,7 @@ class Histogram:
         ordered = sorted({float(b) for b in bounds if not math.isnan(b) and b != math.inf})
         out: list[tuple[float, int]] = []
         self._fold()
-        filled = sorted(self._counts.items())
+        filled = self._filled()
         total = self._folded
         low, high = self.min, self.max
         seen = 0
@@ -272,16 +302,14 @@ class Histogram:
 
     def buckets(self) -> Iterator[tuple[float, float, int]]:
         """``(lower, upper, count)`` of every bucket that holds a value, in order."""
-        self._fold()
-        for index, n in sorted(self._counts.items()):
+        for index, n in self._filled():
             low, high = bucket_bounds(index)
             yield low, high, n
 
     def bucket_counts(self) -> tuple[int, ...]:
         """The counters of all :data:`BUCKETS` buckets, in order (a copy)."""
-        self._fold()
         counts = [0] * BUCKETS
-        for index, n in self._counts.items():
+        for index, n in self._filled():
             counts[index] = n
         return tuple(counts)
 
@@ -291,9 +319,8 @@ class Histogram:
         if not other._folded:
             return self
         self._fold()
-        counts = self._counts
-        for index, n in other._counts.items():
-            counts[index] = counts.get(index, 0) + n
+        for index, n in other._filled():
+            self._bump(index, n)
         self._folded += other._folded
         self._sum += other._sum
         if other._min < self._min:
@@ -307,7 +334,8 @@ class Histogram:
         return new.merge(self)
 
     def clear(self) -> None:
-        self._counts = {}
+        self._counts = array("Q")
+        self._base = 0
         self._pending = []
         self._folded = 0
         self._sum = 0
