@@ -91,6 +91,7 @@ async def _client(impl: str, case: str, without: list[str]) -> Callable[[dict[st
         from mcphost.metrics.histogram import Histogram
 
         Histogram.record = lambda self, seconds: None  # type: ignore[method-assign]
+        Histogram.record_ns = lambda self, ns: None  # type: ignore[method-assign]
     host = MCPHost(
         {"mcpServers": {"echo": {"command": sys.executable, "args": args}}},
         validate_arguments="arguments" not in without,

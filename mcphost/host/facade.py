@@ -79,7 +79,8 @@ logger = logging.getLogger("mcphost.host")
 
 _EMPTY: Final[list[Any]] = []
 #: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
-_clock: Final = time.perf_counter
+#: An integer clock (nanoseconds): the latency histogram buckets integers, with no float math.
+_clock: Final = time.perf_counter_ns
 _debug: Final = observe.requests_log.isEnabledFor
 _NOT_YET: Final = frozenset({HostState.NEW, HostState.STARTING})
 
@@ -414,7 +415,7 @@ class MCPHost:
             result = await session.wait(call)
         except MCPHostError as exc:
             self.redactor.error(exc)  # no secret, no absolute path (TR10.3)
-            observe.failed(handle, "tools/call", route.name, _clock() - started, exc)
+            observe.failed(handle, "tools/call", route.name, (_clock() - started) / 1e9, exc)
             if not route.retry_safe:
                 raise  # it may have acted already: never sent twice (see mcphost.policy)
             # (No closure here: its cells would be made on every call, the fast path included.)
@@ -424,15 +425,16 @@ class MCPHost:
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
             bad = ProtocolError(f"tools/call {route.name!r} returned a malformed result (expected an object "
                                 "with a 'content' array)", server=handle.name)
-            observe.failed(handle, "tools/call", route.name, elapsed, bad, call.rid)
+            observe.failed(handle, "tools/call", route.name, elapsed / 1e9, bad, call.rid)
             raise bad
         is_error = result.get("isError") is True
-        route.record(elapsed)  # the tool's latency histogram, bound once per route
+        route.record(elapsed)  # nanoseconds, into the tool's latency histogram (bound once per route)
         if is_error:
             route.stats.is_errors += 1
         if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
-            observe.completed(handle, "tools/call", route.name, elapsed, is_error, call.rid)
-        if not route.plain and route.has_output and not is_error and self.validation.output != "off":
+            observe.completed(handle, "tools/call", route.name, elapsed / 1e9, is_error, call.rid)
+        if (not route.plain and route.has_output and not is_error and self.validation.output != "off"
+                and not self.validation.output_ok(handle, route.tool, result)):
             await self.validation.check_output_async(handle, route.tool, result)
         return result  # a CallToolResult, as checked above
 

@@ -29,6 +29,7 @@ logger = logging.getLogger("mcphost.host.validation")
 #: Schemas costing more than this (``compile_cost`` units, about one per JSON value) are
 #: compiled off the event loop.
 THREAD_COST: Final = 20_000
+_ABSENT: Final = object()
 
 
 class Validation:
@@ -63,6 +64,19 @@ class Validation:
         if isinstance(schema, dict) and compile_cost(schema) > THREAD_COST:
             return await asyncio.to_thread(self._compile, handle, tool, key)
         return self._compile(handle, tool, key)
+
+    def output_ok(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> bool:
+        """Does ``result`` surely pass :meth:`check_output`? The compiled ``outputSchema``'s
+        fast ``is_valid`` on its ``structuredContent`` (a flat object schema of scalars is
+        specialised); ``False`` means "ask :meth:`check_output_async`", which also compiles
+        the schema on first use and says what is wrong."""
+        validator = handle.output_validators.get(tool["name"])
+        if validator is None:
+            return False
+        if validator is False:
+            return True
+        structured = result.get("structuredContent", _ABSENT)
+        return structured is not _ABSENT and validator.is_valid(structured) is True
 
     async def check_output_async(self, handle: ServerHandle, tool: dict[str, Any], result: dict[str, Any]) -> None:
         """:meth:`check_output`, compiling a large ``outputSchema`` in a worker thread."""

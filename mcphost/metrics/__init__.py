@@ -1,8 +1,9 @@
 """Counters and latency histograms, per server and per tool or method.
 
 Sans-I/O (layer 1): durations are measured by the caller and passed in. Latencies go into a
-fixed-memory :class:`~mcphost.metrics.histogram.Histogram` (512 counters, quantiles within
-2.2 %), so memory does not grow with the number of calls. ``snapshot()`` returns plain dicts,
+bounded-memory :class:`~mcphost.metrics.histogram.Histogram` (integer nanoseconds, counters
+only for the buckets that hold a value, quantiles within 1.6 %), so memory does not grow
+with the number of calls. ``snapshot()`` returns plain dicts,
 safe to serialise and to keep.
 
 - :mod:`.histogram`: the histogram.

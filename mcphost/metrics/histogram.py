@@ -1,47 +1,67 @@
-"""A fixed-memory latency histogram: logarithmic buckets, exact count, sum, min and max.
+"""A latency histogram: logarithmic buckets, exact count and sum, min and max.
 
-Layer 1 (no I/O, no clock): the caller measures a duration and passes it in seconds.
+Layer 1 (no I/O, no clock): the caller measures a duration and passes it in, as integer
+nanoseconds (:meth:`Histogram.record_ns`, the hot path: ``time.perf_counter_ns()``
+differences) or as seconds (:meth:`Histogram.record`, rounded to the nanosecond).
 
-Layout (the same for every histogram, so any two merge). 512 buckets, 16 per power of two,
-cover ``2**-20`` s (about 0.95 µs) to ``2**12`` s (4096 s, about 68 minutes). Bucket ``i``
-holds the values in ``[2**((i - 320) / 16), 2**((i - 319) / 16))``: each bucket is about
-4.4 % wider than the one below it. A value below the range (zero and negatives included)
-is counted in the first bucket, one at or above it in the last; ``min`` and ``max`` stay
-exact whatever the value. NaN is ignored. Memory is one list of 512 counters and four
-numbers, however many values are recorded.
+Layout (the same for every histogram, so any two merge). 1056 buckets, 32 per power of two,
+cover ``2**9`` ns (0.5 µs) to ``2**42`` ns (about 73 minutes). A duration of ``ns``
+nanoseconds, ``b = ns.bit_length()``, goes to bucket ``32 * (b - 10) + (ns >> (b - 6)) - 32``:
+its power of two, then the next five bits below the leading one. Bucket ``i`` thus holds
+the integers in ``[(32 + i % 32) * 2**(i // 32 + 4), (33 + i % 32) * 2**(i // 32 + 4))``:
+each is at most ``1/32`` (3.1 %) wider than its lower bound. A value below the range (zero
+and negatives included) is counted in the first bucket, one at or above it in the last.
+NaN is ignored. Memory holds one 8-byte counter per bucket from the lowest that holds a
+value to the highest (the latencies of one tool span a few dozen buckets), four numbers
+and at most :data:`PENDING` - 1 values not yet in their buckets, however many values are
+recorded.
+
+Exactness. ``count`` is exact; ``sum``, ``min`` and ``max`` are exact sums and extremes of
+the recorded nanoseconds (a value given in seconds is rounded to the nearest nanosecond
+first; an infinity is kept as it is).
 
 Accuracy. :meth:`Histogram.quantile` returns the nearest-rank quantile (the ``ceil(q * n)``-th
 smallest value) estimated by the geometric middle of its bucket, clamped to ``[min, max]``.
-For values inside the range the relative error is at most ``2**(1/32) - 1``, **2.2 %**, whatever
-the distribution; ``quantile(0)`` and ``quantile(1)`` are exact. :meth:`cumulative_buckets`
-counts a bucket under a bound ``le`` when the bucket's middle is ``<= le``: only values
-within one bucket (4.4 %) of a bound may be counted on the wrong side of it, and a bound at
-or above ``max`` (below ``min``) always counts every value (none).
+For values inside the range the relative error is at most ``sqrt(33/32) - 1``, **1.6 %**,
+whatever the distribution (plus the nanosecond rounding of a value given in seconds);
+``quantile(0)`` and ``quantile(1)`` are exact. :meth:`cumulative_buckets` counts a bucket
+under a bound ``le`` when the bucket's middle is ``<= le``: only values within one bucket
+(3.1 %) of a bound may be counted on the wrong side of it, and a bound at or above ``max``
+(below ``min``) always counts every value (none).
 
-Speed. :meth:`Histogram.record` is on the path of every call: one range test, one
-``math.log2``, one list increment and the four running numbers, no search.
+Speed. :meth:`Histogram.record_ns` is on the path of every call: it appends the integer to
+a list of at most :data:`PENDING` values. Every ``PENDING`` values are put in their buckets
+at once: sorted (in C), then taken a bucket at a time, not a value at a time: the bucket
+of the smallest value left comes from ``int.bit_length`` and a shift, the number of values
+in it is where its upper bound falls in the sorted batch; sum, min and max come with the
+sorted batch. Latencies of one tool mostly fall in a few buckets, so a batch costs a few
+Python steps, whatever its size; no logarithm, no float. Every read folds what is pending first, so what is
+read is always exact as documented above.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from math import log2
 
-__all__ = ["BUCKETS", "DEFAULT_BOUNDS", "HIGHEST", "LOWEST", "MAX_RELATIVE_ERROR", "Histogram"]
+__all__ = ["BUCKETS", "DEFAULT_BOUNDS", "HIGHEST", "LOWEST", "MAX_RELATIVE_ERROR", "PENDING", "Histogram", "bucket_index"]
 
-#: Buckets per power of two, and the powers of two the buckets cover.
-_PER_OCTAVE = 16
-_LOW_EXP = -20
-_HIGH_EXP = 12
-#: Number of buckets (the number of counters every histogram holds).
+#: Buckets per power of two (``2**_BITS``), and the powers of two of nanoseconds covered.
+_BITS = 5
+_PER_OCTAVE = 1 << _BITS
+_LOW_EXP = 9
+_HIGH_EXP = 42
+#: Number of buckets (the highest bucket index is ``BUCKETS - 1``).
 BUCKETS = (_HIGH_EXP - _LOW_EXP) * _PER_OCTAVE
+_LOW_NS = 1 << _LOW_EXP
+_HIGH_NS = 1 << _HIGH_EXP
 #: The range the buckets cover, in seconds (values outside it go to the end buckets).
-LOWEST = 2.0**_LOW_EXP
-HIGHEST = 2.0**_HIGH_EXP
+LOWEST = _LOW_NS / 1e9
+HIGHEST = _HIGH_NS / 1e9
 #: The largest relative error of a quantile of values inside the range.
-MAX_RELATIVE_ERROR = 2.0 ** (1 / (2 * _PER_OCTAVE)) - 1
+MAX_RELATIVE_ERROR = math.sqrt((_PER_OCTAVE + 1) / _PER_OCTAVE) - 1
 
 #: The ``le`` bounds of the exported histogram, in seconds: the buckets OpenTelemetry's
 #: semantic conventions recommend for ``mcp.client.operation.duration`` and
@@ -50,68 +70,166 @@ DEFAULT_BOUNDS: tuple[float, ...] = (
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 )
 
-_OFFSET = float(-_LOW_EXP * _PER_OCTAVE)
-_SCALE = float(_PER_OCTAVE)
-# Values in [_FAST_HIGH, HIGHEST) belong to the last bucket anyway; keeping them off the
-# fast path means log2 rounding up to exactly 12.0 can never index past the end.
-_FAST_HIGH = HIGHEST * (1 - 2.0**-20)
 _LAST = BUCKETS - 1
+#: Values a histogram holds before it puts them in their buckets (a bound on its memory).
+PENDING = 64
+# index = 32 * (b - 10) + (ns >> (b - 6)) - 32 = (b << 5) + (ns >> (b - 6)) - _SHIFT
+_SHIFT = (_LOW_EXP + 1) * _PER_OCTAVE + _PER_OCTAVE
+_TOP = _BITS + 1
 
-#: The geometric middle of each bucket (the estimate of any value in it).
+
+def _lower_ns(index: int) -> int:
+    return (_PER_OCTAVE + index % _PER_OCTAVE) << (index // _PER_OCTAVE + _LOW_EXP - _BITS)
+
+
+#: The geometric middle of each bucket, in seconds (the estimate of any value in it).
 _MIDDLE: tuple[float, ...] = tuple(
-    2.0 ** ((i + 0.5) / _PER_OCTAVE + _LOW_EXP) for i in range(BUCKETS)
+    math.sqrt(_lower_ns(i) * _lower_ns(i + 1)) / 1e9 for i in range(BUCKETS)
 )
+
+
+
+
+def bucket_index(ns: int) -> int:
+    """The bucket of a duration of ``ns`` nanoseconds (what :meth:`Histogram.record_ns` uses)."""
+    if _LOW_NS <= ns < _HIGH_NS:
+        b = ns.bit_length()
+        return (b << _BITS) + (ns >> (b - _TOP)) - _SHIFT
+    return 0 if ns < _LOW_NS else _LAST
 
 
 def bucket_bounds(index: int) -> tuple[float, float]:
     """The ``[lower, upper)`` range of bucket ``index``, in seconds."""
     if not 0 <= index < BUCKETS:
         raise IndexError(f"bucket {index} is outside 0..{BUCKETS - 1}")
-    return (2.0 ** (index / _PER_OCTAVE + _LOW_EXP), 2.0 ** ((index + 1) / _PER_OCTAVE + _LOW_EXP))
+    return (_lower_ns(index) / 1e9, _lower_ns(index + 1) / 1e9)
 
 
 class Histogram:
-    """Durations in seconds: count, sum, exact min and max, quantiles within 2.2 %."""
+    """Durations: count, sum, exact min and max, quantiles within 1.6 %."""
 
-    __slots__ = ("_counts", "_max", "_min", "count", "sum")
+    __slots__ = ("_base", "_counts", "_folded", "_max", "_min", "_pending", "_sum")
 
     def __init__(self) -> None:
-        self._counts = [0] * BUCKETS
-        #: Values recorded (NaN excluded), and their sum.
-        self.count = 0
-        self.sum = 0.0
-        self._min = math.inf
-        self._max = -math.inf
+        #: Values in buckets ``_base``, ``_base + 1``... up to the highest that holds one
+        #: (8 bytes a bucket, over the span of the values seen; nothing when empty).
+        self._counts = array("Q")
+        self._base = 0
+        #: Values recorded but not yet in the buckets (at most ``PENDING - 1`` of them).
+        self._pending: list[int] = []
+        self._folded = 0
+        # Nanoseconds (ints; a float only once an infinity was recorded).
+        self._sum: float = 0
+        self._min: float = math.inf
+        self._max: float = -math.inf
+
+    def record_ns(self, ns: int) -> None:
+        """Count one duration of ``ns`` nanoseconds (the hot path: an append, mostly)."""
+        pending = self._pending
+        pending.append(ns)
+        if len(pending) >= PENDING:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Put the pending values into their buckets, a bucket at a time (see Speed)."""
+        values = self._pending
+        if not values:
+            return
+        self._pending = []
+        values.sort()
+        counts = self._counts
+        base = self._base
+        span = len(counts)
+        size = len(values)
+        at = 0
+        while at < size:
+            ns = values[at]
+            if ns < _LOW_NS:
+                index, end = 0, bisect_left(values, _LOW_NS, at + 1)
+            elif ns < _HIGH_NS:
+                b = ns.bit_length()
+                shift = b - _TOP
+                top = ns >> shift
+                index = (b << _BITS) + top - _SHIFT
+                end = bisect_left(values, (top + 1) << shift, at + 1)  # the first value past the bucket
+            else:
+                index, end = _LAST, size
+            if 0 <= index - base < span:
+                counts[index - base] += end - at
+            else:
+                self._bump(index, end - at)
+                counts, base, span = self._counts, self._base, len(self._counts)
+            at = end
+        self._folded += size
+        self._sum += sum(values)
+        if values[0] < self._min:
+            self._min = values[0]
+        if values[-1] > self._max:
+            self._max = values[-1]
 
     def record(self, seconds: float) -> None:
-        """Count one duration (the hot path: keep it short)."""
-        if LOWEST <= seconds < _FAST_HIGH:
-            self._counts[int(log2(seconds) * _SCALE + _OFFSET)] += 1
-        elif seconds != seconds:  # noqa: PLR0124 - NaN: a caller's bug, and it would poison the sum
-            return
-        else:
-            self._counts[0 if seconds < LOWEST else _LAST] += 1
-        self.count += 1
-        self.sum += seconds
-        if seconds < self._min:
-            self._min = seconds
-        if seconds > self._max:
-            self._max = seconds
+        """Count one duration given in seconds (rounded to the nanosecond; NaN is ignored)."""
+        ns = seconds * 1e9
+        if ns - ns == 0.0:  # finite (an infinity or NaN gives NaN)
+            self.record_ns(round(ns))
+        elif ns == ns:  # noqa: PLR0124 - an infinity: counted at its end, kept as it is
+            self._fold()
+            self._bump(_LAST if ns > 0 else 0, 1)
+            self._folded += 1
+            self._sum += ns
+            self._min = min(self._min, ns)
+            self._max = max(self._max, ns)
+        # NaN: a caller's bug, ignored (it would poison the sum).
+
+    def _bump(self, index: int, n: int) -> None:
+        """Add ``n`` values to bucket ``index``, widening the span of counters to hold it."""
+        counts = self._counts
+        if not counts:
+            self._base = index
+            counts.append(0)
+        elif index < self._base:
+            wider = array("Q", bytes(8 * (self._base - index)))
+            wider.extend(counts)
+            self._counts = counts = wider
+            self._base = index
+        elif index >= self._base + len(counts):
+            counts.extend(array("Q", bytes(8 * (index - self._base - len(counts) + 1))))
+        counts[index - self._base] += n
+
+    def _filled(self) -> list[tuple[int, int]]:
+        """``(index, values)`` of every bucket that holds a value, in order."""
+        self._fold()
+        base = self._base
+        return [(base + i, n) for i, n in enumerate(self._counts) if n]
+
+    @property
+    def count(self) -> int:
+        """Values recorded (NaN excluded)."""
+        return self._folded + len(self._pending)
+
+    @property
+    def sum(self) -> float:
+        """The sum of the values recorded, in seconds."""
+        self._fold()
+        return self._sum / 1e9
 
     @property
     def min(self) -> float:
-        """The smallest value recorded (NaN when empty)."""
-        return self._min if self.count else math.nan
+        """The smallest value recorded, in seconds (NaN when empty)."""
+        self._fold()
+        return self._min / 1e9 if self._folded else math.nan
 
     @property
     def max(self) -> float:
-        """The largest value recorded (NaN when empty)."""
-        return self._max if self.count else math.nan
+        """The largest value recorded, in seconds (NaN when empty)."""
+        self._fold()
+        return self._max / 1e9 if self._folded else math.nan
 
     @property
     def mean(self) -> float:
-        """The mean of the values recorded (NaN when empty)."""
-        return self.sum / self.count if self.count else math.nan
+        """The mean of the values recorded, in seconds (NaN when empty)."""
+        self._fold()
+        return self._sum / 1e9 / self._folded if self._folded else math.nan
 
     def __len__(self) -> int:
         return self.count
@@ -120,7 +238,7 @@ class Histogram:
         return f"<Histogram count={self.count} sum={self.sum:g}>"
 
     def quantile(self, q: float) -> float:
-        """The nearest-rank ``q``-quantile, ``0 <= q <= 1`` (NaN when empty)."""
+        """The nearest-rank ``q``-quantile, ``0 <= q <= 1``, in seconds (NaN when empty)."""
         return self.quantiles((q,))[0]
 
     def quantiles(self, qs: Sequence[float]) -> list[float]:
@@ -128,16 +246,17 @@ class Histogram:
         for q in qs:
             if not 0.0 <= q <= 1.0:  # also refuses NaN
                 raise ValueError(f"quantile {q!r} is not between 0 and 1")
-        n = self.count
+        self._fold()
+        n = self._folded
         if not n:
             return [math.nan] * len(qs)
-        low, high = self._min, self._max
+        low, high = self.min, self.max
         # Nearest rank: the ceil(q * n)-th smallest value, at least the first.
         order = sorted(range(len(qs)), key=qs.__getitem__)
         out = [math.nan] * len(qs)
+        filled = self._filled()
         seen = 0
-        index = 0
-        counts = self._counts
+        at = 0
         for k in order:
             q = qs[k]
             if q == 0.0:
@@ -147,55 +266,63 @@ class Histogram:
                 out[k] = high
                 continue
             rank = max(1, math.ceil(q * n))
-            while seen + counts[index] < rank:
-                seen += counts[index]
-                index += 1
-            out[k] = min(high, max(low, _MIDDLE[index]))
+            while seen + filled[at][1] < rank:
+                seen += filled[at][1]
+                at += 1
+            out[k] = min(high, max(low, _MIDDLE[filled[at][0]]))
         return out
 
     def cumulative_buckets(self, bounds: Iterable[float] = DEFAULT_BOUNDS) -> list[tuple[float, int]]:
         """``(le, values <= le)`` for each bound in ascending order, then ``(inf, count)``:
         the ``_bucket`` series of a Prometheus histogram. Exact for a bound at or above
-        ``max`` or below ``min``; otherwise only values within one bucket (4.4 %) of the
+        ``max`` or below ``min``; otherwise only values within one bucket (3.1 %) of the
         bound may be counted on the wrong side of it."""
         ordered = sorted({float(b) for b in bounds if not math.isnan(b) and b != math.inf})
         out: list[tuple[float, int]] = []
-        counts = self._counts
-        total = self.count
+        self._fold()
+        filled = self._filled()
+        total = self._folded
+        low, high = self.min, self.max
         seen = 0
-        index = 0
+        at = 0
         for le in ordered:
-            if not total or le < self._min:
+            if not total or le < low:
                 out.append((le, 0))
                 continue
-            if le >= self._max:
+            if le >= high:
                 out.append((le, total))
                 continue
             stop = bisect_right(_MIDDLE, le)  # buckets whose middle is <= le
-            seen += sum(counts[index:stop])
-            index = max(index, stop)
+            while at < len(filled) and filled[at][0] < stop:
+                seen += filled[at][1]
+                at += 1
             out.append((le, seen))
         out.append((math.inf, total))
         return out
 
     def buckets(self) -> Iterator[tuple[float, float, int]]:
         """``(lower, upper, count)`` of every bucket that holds a value, in order."""
-        for i, n in enumerate(self._counts):
-            if n:
-                low, high = bucket_bounds(i)
-                yield low, high, n
+        for index, n in self._filled():
+            low, high = bucket_bounds(index)
+            yield low, high, n
 
     def bucket_counts(self) -> tuple[int, ...]:
-        """A copy of the counters (always :data:`BUCKETS` of them)."""
-        return tuple(self._counts)
+        """The counters of all :data:`BUCKETS` buckets, in order (a copy)."""
+        counts = [0] * BUCKETS
+        for index, n in self._filled():
+            counts[index] = n
+        return tuple(counts)
 
     def merge(self, other: Histogram) -> Histogram:
         """Add ``other``'s values to this histogram (the layout is shared); returns self."""
-        if not other.count:
+        other._fold()
+        if not other._folded:
             return self
-        self._counts = [a + b for a, b in zip(self._counts, other._counts)]
-        self.count += other.count
-        self.sum += other.sum
+        self._fold()
+        for index, n in other._filled():
+            self._bump(index, n)
+        self._folded += other._folded
+        self._sum += other._sum
         if other._min < self._min:
             self._min = other._min
         if other._max > self._max:
@@ -207,8 +334,10 @@ class Histogram:
         return new.merge(self)
 
     def clear(self) -> None:
-        self._counts = [0] * BUCKETS
-        self.count = 0
-        self.sum = 0.0
+        self._counts = array("Q")
+        self._base = 0
+        self._pending = []
+        self._folded = 0
+        self._sum = 0
         self._min = math.inf
         self._max = -math.inf

@@ -24,7 +24,7 @@ spelling), :mod:`.nfa` (the automaton every matcher shares), :mod:`.linear`
 (when ``re`` is safe), :mod:`.numbers` (exact ``multipleOf``), :mod:`.equality` (JSON
 equality at any depth), :mod:`.bounds` (compile cost and limits), :mod:`.formats`
 (``format`` checkers), :mod:`.meta` (bundled meta-schemas), :mod:`.report` (error paths
-and messages). See ``docs/schema.md``.
+and messages), :mod:`.flat` (the fast path of flat object schemas of scalars). See ``docs/schema.md``.
 
 Nothing from a schema or an instance can make validation raise anything but
 :class:`~mcphost.errors.ValidationError` or :class:`~mcphost.errors.SchemaError`, or take
@@ -41,6 +41,7 @@ from typing import Any
 from mcphost.errors import SchemaError, ValidationError
 from mcphost.schema.bounds import DEFAULT_MAX_NODES, compile_cost, gc_paused, node_budget
 from mcphost.schema.compiler import Compiler
+from mcphost.schema.flat import flat_check
 from mcphost.schema.nodes import DepthExceeded, Node
 from mcphost.schema.refs import DRAFT7, DRAFT2020, Registry
 from mcphost.schema.report import Collector, IPath, Stop, format_path
@@ -86,8 +87,9 @@ class Validator:
 
             self.is_valid = is_valid
         else:
-            # No $ref cycle: validation depth is bounded by the schema's own depth.
-            self.is_valid = root.check
+            # No $ref cycle: validation depth is bounded by the schema's own depth. A flat
+            # object of scalars (the commonest tool input) gets a specialised fast path.
+            self.is_valid = flat_check(schema, root.check) or root.check
 
     def validate(self, instance: Any, *, all_errors: bool = False) -> None:
         """Validate ``instance``.

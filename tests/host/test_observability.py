@@ -214,3 +214,30 @@ async def test_per_server_rates_and_average_latency() -> None:
     assert samples[("mcphost_server_success_ratio", "a")] == 0.5
     assert samples[("mcphost_server_request_latency_average_seconds", "a")] > 0
     assert ("mcphost_server_success_ratio", "b") not in samples  # no request yet: no ratio
+
+
+async def test_nothing_is_kept_per_finished_call_and_tool_metrics_are_small() -> None:
+    import sys
+
+    from helpers import fake, fake_config
+
+    from mcphost import MCPHost
+    from mcphost.metrics.histogram import PENDING
+
+    tools = [{"name": "t", "inputSchema": {"type": "object", "properties": {"i": {"type": "integer"}}},
+              "behavior": {"result": {"content": [{"type": "text", "text": "ok"}]}}}]
+    async with MCPHost(fake_config(a=fake({"tools": tools}))) as host:
+        noop = lambda params: None  # noqa: E731
+        for i in range(150):
+            await host.call_tool("a.t", {"i": i}, progress=noop if i % 2 else None)
+        peer = host.servers["a"].session.peer
+        assert not peer._pending and not peer.progress_calls  # no record of a finished call
+        stats = host.servers["a"].metrics.tool("t")
+        h = stats.histogram
+        assert len(h._pending) < PENDING  # at most a batch not yet in its buckets
+        assert h.count == stats.calls == 150
+        # Counters only over the span of the values seen: fewer than the layout has.
+        from mcphost.metrics.histogram import BUCKETS
+
+        assert len(h._counts) < BUCKETS and sys.getsizeof(h._counts) < 8 * BUCKETS
+        assert stats.snapshot()["p50Seconds"] > 0
