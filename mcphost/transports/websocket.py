@@ -247,6 +247,8 @@ class WebSocketTransport(GoneOnce):
         # once writing resumes: RFC 6455 §5.5.3, "If an endpoint receives a Ping frame and
         # has not yet sent Pong frame(s) in response to previous Ping frame(s), the endpoint
         # MAY elect to send a Pong frame for only the most recently processed Ping frame."
+        if self._closing:
+            return  # our Close is sent: nothing follows it on the wire
         if self.needs_drain:
             if self._pending_pong is not None:
                 self._stats["pongs_coalesced"] += 1
@@ -269,7 +271,7 @@ class WebSocketTransport(GoneOnce):
         else:
             self._drained.set()
             pending, self._pending_pong = self._pending_pong, None
-            if pending is not None:
+            if pending is not None and not self._closing:
                 self._write(ws.pong(pending))
         if self._receiver is not None:
             self._receiver.on_write_paused(paused)
