@@ -59,6 +59,9 @@ class Database:
         self.connection.set_progress_handler(self._progress, _TICK)
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        self.connection.close()
+
     def _progress(self) -> int:
         # A query the client wrote is bounded in work, not in time (a recursive CTE can loop
         # for ever); non-zero stops it with "interrupted".
@@ -123,6 +126,8 @@ def build_server(db: Database | None = None) -> MCPServer:
     server = MCPServer("talk2tables-database", instructions=(
         "Read-only SQLite database of products, inventory, customers, orders and sales. "
         "Read database://table_schemas, then call execute_query with one SELECT statement."))
+    if db is None:
+        server.closers.append(database.close)  # its own connection: closed with the server
 
     async def execute_query(arguments: dict[str, Any]) -> dict[str, Any]:
         sql = arguments.get("query")

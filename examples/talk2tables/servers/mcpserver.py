@@ -96,6 +96,14 @@ class MCPServer:
     instructions: str = ""
     tools: dict[str, Tool] = field(default_factory=dict)
     resources: dict[str, Resource] = field(default_factory=dict)
+    #: Called once when the server is closed (what it opened, e.g. a database connection).
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Release what the server holds (its closers run once, in reverse order)."""
+        closers, self.closers = self.closers, []
+        for closer in reversed(closers):
+            closer()
 
     def add_tool(self, tool: Tool) -> None:
         self.tools[tool.name] = tool
@@ -296,6 +304,7 @@ class SseServer:
             await asyncio.gather(*pending, return_exceptions=True)
         if self._listener is not None:
             await self._listener.wait_closed()
+        self.server.close()
 
     async def __aenter__(self) -> SseServer:
         return await self.start()
