@@ -398,9 +398,9 @@ class MCPHost:
                 request["_meta"] = _as_arguments(name, meta, "meta")
             if task and route.task_support == "forbidden":
                 # Spec 2025-11-25: a client MUST NOT task-augment a call the tool forbids.
-                raise UsageError(
+                raise observe.refused(UsageError(
                     f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')", server=handle.name
-                )
+                ), "tools/call")
             if task or route.task_support == "required":
                 tracked = await requests.call_as_task(self.handlers, handle, route.session, request, task, timeout)
                 return tracked if task else await tracked

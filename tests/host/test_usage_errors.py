@@ -19,7 +19,8 @@ from mcphost.policy import Backoff, RestartPolicy, RetryPolicy
 
 @pytest.fixture
 async def host() -> Any:
-    async with MCPHost(fake_config(a=fake({"tools": [ECHO_TOOL], "prompts": [{"name": "p"}]}))) as h:
+    solo = {"name": "solo", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "forbidden"}}
+    async with MCPHost(fake_config(a=fake({"tools": [ECHO_TOOL, solo], "prompts": [{"name": "p"}]}))) as h:
         yield h
 
 
@@ -222,6 +223,7 @@ def _refusals(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     (lambda h: h.call_tool("a.nothing", {}), "RoutingError"),
     (lambda h: h.call_tool("a.echo", {"text": 5}), "ValidationError"),
     (lambda h: h.call_tool("a.echo", 42), "UsageError"),
+    (lambda h: h.call_tool("a.solo", {}, task=True), "UsageError"),
     (lambda h: h.get_prompt("a.p", ["not", "a", "mapping"]), "UsageError"),
     (lambda h: h.get_resource("nothing://here"), "RoutingError"),
 ])
