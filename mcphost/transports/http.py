@@ -17,6 +17,12 @@ message's method:
   the server's own requests and notifications at once, on the connection the handshake
   left idle ("The server MAY ... return HTTP 405"); requests wait for the server's answer
   to it (``GATE_WAIT`` at most), so what the server sends at once has a stream to go on;
+- the standalone GET stream, when the server ends it, is opened again after its ``retry``,
+  never sooner than ``MIN_STREAM_RETRY_MS``, backing off (doubling, ``MAX_RETRY_MS`` at most)
+  while the tries fail (a stream that lasted less than ``STABLE_STREAM`` failed, whatever
+  it carried); after ``resume_attempts + 1`` failures in a row that is said (a warning,
+  ``statistics()["get_stream"] == "retrying"``), and the stream is tried again at the
+  longest wait and after the next answered request, never given up for good;
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
@@ -37,11 +43,12 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from ..wire.http11 import Response, build_request
+from ..wire.http11 import Response
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone, SessionListener
 from .http_session import EXPIRED, HttpSession, SessionDelete
-from .httpconn import Exchange, header
+from .http_stream import GetStream, SseStream, content_type
+from .httpconn import header
 from .remote import PostExchange, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
@@ -52,6 +59,13 @@ logger = logging.getLogger("mcphost.transports.http")
 DEFAULT_RETRY_MS: Final = 1000
 #: A longer ``retry`` of the server is cut to this (the call's deadline runs meanwhile).
 MAX_RETRY_MS: Final = 30_000
+#: The standalone GET stream is never opened again sooner than this after it ended (a
+#: server's ``retry: 0`` included); each try in a row that fails doubles the wait, up to
+#: ``MAX_RETRY_MS``.
+MIN_STREAM_RETRY_MS: Final = 500
+#: A GET stream that stayed open this long (seconds) ended normally: the next try waits only
+#: the server's ``retry``. One that ended sooner counts as a failed try, events or not.
+STABLE_STREAM: Final = 10.0
 DEFAULT_RESUME_ATTEMPTS: Final = 2
 #: How long requests wait for the server to answer the GET stream opened after the
 #: handshake (a server that sends no head until its first event is not waited for longer).
@@ -59,21 +73,6 @@ GATE_WAIT: Final = 1.0
 #: How long ``aclose`` waits for the answer to its DELETE at most.
 DELETE_WAIT: Final = 2.0
 _NONE, _JSON, _SSE = range(3)
-
-
-def _content_type(response: Response) -> str:
-    value = header(response, "content-type") or ""
-    return value.split(";", 1)[0].strip().lower()
-
-
-class _Stream:
-    """An SSE response stream: a POST's and then its resumptions', or the standalone GET's."""
-
-    __slots__ = ("decoder", "events")
-
-    def __init__(self, max_message_size: int) -> None:
-        self.decoder = SSEDecoder(max_line_size=max_message_size + 64, max_event_size=max_message_size)
-        self.events = 0
 
 
 class _Post(PostExchange):
@@ -85,10 +84,10 @@ class _Post(PostExchange):
         super().__init__(transport, data, kind, method)
         self.mode = _NONE
         self.body = bytearray()
-        self.stream: _Stream | None = None
+        self.stream: SseStream | None = None
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
-        self.get: _Get | None = None  # the resumption under way
+        self.get: GetStream | None = None  # the resumption under way
         #: The session the message belongs to: the one current when it was sent (a
         #: message sent before a renewal carries the old id, gets 404 and is sent again).
         self.sent_session = transport.session.id
@@ -107,12 +106,14 @@ class _Post(PostExchange):
             transport.took_session(response)
         elif self.kind == REQUEST and self.sent_session == session.id:
             session.used = True
+            if transport.stream_given_up:
+                transport.exchange_succeeded()
         if response.status in (202, 204):
             return
-        ctype = _content_type(response)
+        ctype = content_type(response)
         if ctype == "text/event-stream":
             self.mode = _SSE
-            self.stream = _Stream(transport.max_message_size)
+            self.stream = SseStream(transport.max_message_size)
         elif ctype == "application/json" or ctype.endswith("+json"):
             self.mode = _JSON
             length = header(response, "content-length")
@@ -197,52 +198,6 @@ class _Post(PostExchange):
             self.get = None
 
 
-class _Get(Exchange):
-    """A GET of an SSE stream: the standalone stream, or the resumption of a POST's."""
-
-    def __init__(self, transport: StreamableHttpTransport, stream: _Stream, post: _Post | None) -> None:
-        self.transport = transport
-        self.stream = stream
-        self.post = post
-        self.last_event_id = stream.decoder.last_event_id
-        self.events_before = stream.events
-        self.ok = False
-        self.sent_session: str | None = None
-
-    def request(self) -> bytes:
-        transport = self.transport
-        self.sent_session = transport.session.id
-        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session.headers(self.sent_session)]
-        if self.last_event_id:
-            ours.append(("Last-Event-ID", self.last_event_id))
-        return build_request("GET", transport.target, transport.merged(ours))
-
-    def on_response(self, response: Response) -> None:
-        transport = self.transport
-        if transport.gate is not None and self.post is None:
-            transport.open_gate()
-        if response.status == 200 and _content_type(response) == "text/event-stream":
-            self.ok = True
-            return
-        self.abort()
-        transport.get_refused(self, response)
-
-    def on_data(self, chunk: bytes) -> None:
-        if not self.ok:
-            return
-        post = self.post
-        rid = post.rid if post is not None and not post.done else None
-        self.transport.feed(self.stream, chunk, rid)
-
-    def on_end(self) -> None:
-        self.transport.get_ended(self, "the server ended the stream")
-
-    def on_error(self, why: str) -> None:
-        if self.transport.gate is not None and self.post is None:
-            self.transport.open_gate()
-        self.transport.get_ended(self, why)
-
-
 class StreamableHttpTransport(RemoteTransport):
     """MCP over Streamable HTTP to one endpoint URL.
 
@@ -270,9 +225,14 @@ class StreamableHttpTransport(RemoteTransport):
         #: The first message sent (the spec's probe of a legacy server looks at its answer).
         self.first: _Post | None = None
         #: The standalone GET stream (while it is open or being opened).
-        self.standalone: _Get | None = None
-        self._standalone_stream: _Stream | None = None
+        self.standalone: GetStream | None = None
+        self._standalone_stream: SseStream | None = None
         self._stream_failures = 0
+        #: The GET stream failed ``resume_attempts + 1`` tries in a row: it is tried again
+        #: every ``MAX_RETRY_MS`` and after a successful exchange (once a second at most).
+        self.stream_given_up = False
+        self._stream_timer: asyncio.TimerHandle | None = None
+        self._stream_tried = 0.0
         self._timers: set[asyncio.TimerHandle] = set()
         #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
         self.gate: list[_Post] | None = None
@@ -324,8 +284,8 @@ class StreamableHttpTransport(RemoteTransport):
             # Opened now, on the connection the handshake left idle, so that what the server
             # sends right after the handshake (list changes...) has a stream to go on; the
             # session's requests wait until the server answered it (at most GATE_WAIT).
-            self._standalone_stream = _Stream(self.max_message_size)
-            self.standalone = _Get(self, self._standalone_stream, None)
+            self._standalone_stream = SseStream(self.max_message_size)
+            self.standalone = GetStream(self, self._standalone_stream, None)
             self.gate = []
             self._gate_timer = self._later(GATE_WAIT, self.open_gate)
             self.pool.submit(self.standalone)
@@ -369,7 +329,7 @@ class StreamableHttpTransport(RemoteTransport):
                             post.finish()
         super().deliver(messages)
 
-    def feed(self, stream: _Stream, chunk: bytes, rid: Any) -> None:
+    def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:
         """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any)."""
         for event in stream.decoder.feed(chunk):
             stream.events += 1
@@ -379,6 +339,8 @@ class StreamableHttpTransport(RemoteTransport):
             # is not MCP's.
             elif event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
+                if self.stream_given_up and self.standalone is not None and stream is self._standalone_stream:
+                    self.stream_back(self.standalone)
 
     def response_lost(self, rid: Any) -> None:
         post = self.requests.get(rid) if type(rid) in (int, str) else None
@@ -386,7 +348,9 @@ class StreamableHttpTransport(RemoteTransport):
             post.finish()
 
     def statistics(self) -> dict[str, Any]:
-        return {**super().statistics(), "sessions_lost": self.session.losses}
+        return {**super().statistics(), "sessions_lost": self.session.losses,
+                "get_stream": ("retrying" if self.stream_given_up else "open" if self.standalone is not None
+                               else "none")}
 
     def refused_first(self, post: _Post, response: Response) -> bool:
         """The first message sent got 400, 404 or 405: true if a subclass takes it from here
@@ -484,7 +448,7 @@ class StreamableHttpTransport(RemoteTransport):
         post.timer = None
         if self.live and not post.done:
             assert post.stream is not None
-            post.get = _Get(self, post.stream, post)
+            post.get = GetStream(self, post.stream, post)
             self.pool.submit(post.get)
 
     def _retry_delay(self, decoder: SSEDecoder) -> float:
@@ -504,12 +468,14 @@ class StreamableHttpTransport(RemoteTransport):
 
     def _open_standalone(self) -> None:
         stream = self._standalone_stream
-        if not self.live or stream is None:
+        self._stream_timer = None
+        if not self.live or stream is None or self.standalone is not None:
             return
-        self.standalone = _Get(self, stream, None)
+        self._stream_tried = asyncio.get_running_loop().time()
+        self.standalone = GetStream(self, stream, None)
         self.pool.submit(self.standalone)
 
-    def get_refused(self, get: _Get, response: Response) -> None:
+    def get_refused(self, get: GetStream, response: Response) -> None:
         status = f"HTTP {response.status} {response.reason}".rstrip()
         session = self.session
         if response.status == 404 and get.sent_session is not None:
@@ -536,7 +502,7 @@ class StreamableHttpTransport(RemoteTransport):
                 self.http_errors += 1
                 self.note(f"the GET stream was refused: {status}")
 
-    def get_ended(self, get: _Get, why: str) -> None:
+    def get_ended(self, get: GetStream, why: str) -> None:
         if not self.live:
             return
         get.stream.decoder.feed_eof()
@@ -547,19 +513,53 @@ class StreamableHttpTransport(RemoteTransport):
             return
         if get is not self.standalone:
             return
-        # The standalone stream: opened again (with Last-Event-ID) after ``retry``, unless
-        # the last tries carried nothing.
+        # The standalone stream: opened again (with Last-Event-ID) after ``retry``, never
+        # sooner than MIN_STREAM_RETRY_MS, backing off while the tries fail. A try fails when
+        # its stream ended within STABLE_STREAM, whatever it carried: a server that sends one
+        # event and closes with ``retry: 0`` must not get a connection per event.
         self.standalone = None
-        if get.stream.events > get.events_before:
+        lasted = asyncio.get_running_loop().time() - get.opened_at if get.opened_at else 0.0
+        if get.ok and lasted >= STABLE_STREAM:
             self._stream_failures = 0
         else:
             self._stream_failures += 1
-        if self._stream_failures > self.resume_attempts:
-            self.note(f"the GET stream was given up after {self._stream_failures} failed tries: {why}")
-            return
         self.reconnects += 1
-        logger.debug("%s: the GET stream ended (%s); opening it again", self.name, why)
-        self._later(self._retry_delay(get.stream.decoder), self._open_standalone)
+        delay = self._stream_delay(get.stream.decoder)
+        if self._stream_failures > self.resume_attempts and not self.stream_given_up:
+            self.stream_given_up = True
+            self.note(f"the GET stream failed {self._stream_failures} tries in a row ({why}): the server's own "
+                      f"requests and notifications are not received until it opens again (tried every "
+                      f"{delay:g} s and after the next successful call)")
+        logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
+        self._stream_timer = self._later(delay, self._open_standalone)
+
+    def _stream_delay(self, decoder: SSEDecoder) -> float:
+        """The wait before the next try of the GET stream (seconds)."""
+        retry = decoder.retry if decoder.retry is not None else DEFAULT_RETRY_MS
+        retry = max(retry, MIN_STREAM_RETRY_MS) * 2 ** max(0, self._stream_failures - 1)
+        return min(retry, MAX_RETRY_MS) / 1000
+
+    def exchange_succeeded(self) -> None:
+        """A request was answered: a GET stream given up is tried again now (not more than
+        once a second), the server being there."""
+        if (self.stream_given_up and self.standalone is None and self.live and not self.session.lost
+                and asyncio.get_running_loop().time() - self._stream_tried >= 1.0):
+            if self._stream_timer is not None:
+                self._stream_timer.cancel()
+                self._timers.discard(self._stream_timer)
+                self._stream_timer = None
+            self._open_standalone()
+
+    def stream_opened(self, get: GetStream) -> None:
+        """The GET stream was answered: after a give-up, it counts as back once it carried
+        a message or stayed open ``STABLE_STREAM``."""
+        if get is self.standalone and self.stream_given_up:
+            self._later(STABLE_STREAM, self.stream_back, get)
+
+    def stream_back(self, get: GetStream) -> None:
+        if get is self.standalone and get.ok and self.stream_given_up:
+            self.stream_given_up = False
+            logger.warning("%s: the GET stream is open again", self.name)
 
     # -- closing ----------------------------------------------------------------------------
 

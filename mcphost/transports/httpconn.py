@@ -49,6 +49,7 @@ from ..wire.http11 import (
 )
 from .proxy import Proxy
 from .throttle import Throttle
+from .tunnel import open_tunnel
 
 __all__ = [
     "ConnectionPool", "Exchange", "HttpConnection", "MAX_URGENT_WAITING", "Origin", "clip", "describe", "header",
@@ -64,8 +65,6 @@ DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 MAX_URGENT_WAITING: Final = 1024
 #: Past this many bytes buffered for the socket, senders are asked to ``drain()``.
 _HIGH_WATER: Final = 1 << 20
-#: The most a proxy's answer to CONNECT may hold before its blank line.
-_MAX_TUNNEL_HEAD: Final = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,34 +338,6 @@ class HttpConnection(asyncio.Protocol):
                 transport.close()
 
 
-class _Tunnel(asyncio.Protocol):
-    """A connection to a proxy until it answers ``CONNECT`` (then TLS takes it over)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.head: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
-
-    def data_received(self, data: bytes) -> None:
-        if self.head.done():
-            return
-        self.buffer += data
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(self.buffer) > _MAX_TUNNEL_HEAD:
-                self.head.set_exception(OSError("the proxy's answer to CONNECT is too long"))
-            return
-        line = bytes(self.buffer[: self.buffer.find(b"\r\n")]).decode("latin-1")
-        parts = line.split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            self.head.set_exception(OSError(f"the proxy's answer to CONNECT is not HTTP: {clip(line, 80)}"))
-            return
-        self.head.set_result((int(parts[1]), parts[2].strip() if len(parts) > 2 else ""))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.head.done():
-            self.head.set_exception(OSError("the proxy closed the connection"))
-
-
 class ConnectionPool:
     """The connections to one origin (bounded), and the exchanges waiting for one."""
 
@@ -482,25 +453,8 @@ class ConnectionPool:
         if not origin.secure:
             _, conn = await loop.create_connection(lambda: HttpConnection(self), proxy.host, proxy.port)
             return conn
-        tunnel = _Tunnel()
-        raw, _ = await loop.create_connection(lambda: tunnel, proxy.host, proxy.port)
-        try:
-            authority = origin.shown
-            head = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
-            if proxy.authorization is not None:
-                head += f"Proxy-Authorization: {proxy.authorization}\r\n"
-            raw.write((head + "\r\n").encode("latin-1"))
-            status, reason = await tunnel.head
-            if status != 200:
-                hint = " (check the user and password in the proxy URL)" if status == 407 else ""
-                raise OSError(f"the proxy {proxy.shown} refused the tunnel: HTTP {status} {reason}".rstrip() + hint)
-            assert self.ssl_context is not None
-            secure = await loop.start_tls(raw, tunnel, self.ssl_context, server_hostname=origin.host)
-            if secure is None:
-                raise OSError("the proxy closed the tunnel")
-        except BaseException:
-            raw.abort()
-            raise
+        assert self.ssl_context is not None
+        secure = await open_tunnel(proxy, origin, self.ssl_context)
         conn = HttpConnection(self)
         secure.set_protocol(conn)
         conn.connection_made(secure)
@@ -537,12 +491,12 @@ class ConnectionPool:
             self.waiting.append(exchange)
         elif len(self.urgent_waiting) < MAX_URGENT_WAITING:
             self.urgent_waiting.append(exchange)
-        else:
-            if self._dropped.tick():  # the server decides how often: throttled
-                logger.warning("%s: %d answers and notifications wait for a connection (the server does not "
-                               "read them); dropped one%s", self.origin.shown, MAX_URGENT_WAITING,
-                               self._dropped.suffix())
-            # Nobody waits for an answer or a notification once sent: it is dropped as is.
+        # Else dropped as it is: nobody waits for an answer or a notification once sent. The
+        # server decides how often: the warning is throttled.
+        elif self._dropped.tick():
+            logger.warning("%s: %d answers and notifications wait for a connection (the server does not "
+                           "read them); dropped one%s", self.origin.shown, MAX_URGENT_WAITING,
+                           self._dropped.suffix())
 
     def _open(self, exchange: Exchange) -> None:
         self.opening += 1

@@ -5,9 +5,12 @@ host gives up is said, never silent."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import os
 from typing import Any
 
+import pytest
 from helpers import wait_for
 from hostile_http import SSE_HEAD, HostileServer, chunk, ping, sse_event
 
@@ -50,3 +53,68 @@ async def test_answers_the_server_never_reads_stay_within_the_connection_cap() -
             assert server.peak <= DEFAULT_MAX_CONNECTIONS  # before: one per answer (103 when first counted)
             # Each connection is two descriptors here (both ends in this process).
             assert descriptors() - before <= 2 * DEFAULT_MAX_CONNECTIONS
+
+
+def stats(host: MCPHost) -> dict[str, Any]:
+    return dict(host.get_metrics()["h"]["transport"])
+
+
+async def test_a_get_stream_that_says_retry_0_and_closes_is_reopened_with_backoff(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # Each GET stream sends one event with ``retry: 0`` and closes. Before: reopened at once,
+    # forever (the event reset the failure count): thousands of GETs a second. Now at least
+    # 0.5 s apart, doubling: 0, 0.5, 1.5, 3.5 s... and said once it keeps failing.
+    async def one_event(server: HostileServer, writer: asyncio.StreamWriter, number: int) -> bool:
+        writer.write(SSE_HEAD + chunk(b"id: %d\nretry: 0\ndata: \n\n" % number) + b"0\r\n\r\n")
+        await writer.drain()
+        return False
+
+    caplog.set_level("WARNING", logger="mcphost")
+    async with HostileServer(on_get=one_event) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        async with host:
+            start = asyncio.get_running_loop().time()
+            assert await wait_for(lambda: stats(host)["get_stream"] == "retrying")
+            assert await wait_for(lambda: server.gets >= 4)
+            assert (await host.call_tool("h.echo", {}))["content"][0]["text"] == "{}"
+            window = asyncio.get_running_loop().time() - start
+            gets = [t for t in server.get_times if t - start <= window]
+            # 0, 0.5, 1.5, 3.5 s: at most 2 + log2(window / 0.5) tries in the window.
+            assert len(gets) <= 2 + max(0.0, math.log2(window / 0.5)) + 1
+            gaps = [b - a for a, b in itertools.pairwise(server.get_times)]
+            assert min(gaps) >= 0.45
+            assert all(b >= a * 1.8 for a, b in itertools.pairwise(gaps[:3]))
+    said = [r.getMessage() for r in caplog.records if "GET stream failed" in r.getMessage()]
+    assert len(said) == 1 and "not received until it opens again" in said[0]
+
+
+async def test_the_get_stream_is_reopened_after_an_outage_and_notifications_come_again(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The first 3 GET streams end at once (an outage); then the server is back. Before: the
+    # stream was given up for good after 3 tries, without a word, and every later
+    # notification was lost. Now it is said, tried again, and the notification comes.
+    async def outage(server: HostileServer, writer: asyncio.StreamWriter, number: int) -> bool:
+        if number <= 3:
+            writer.write(SSE_HEAD + b"0\r\n\r\n")
+            return False
+        writer.write(SSE_HEAD + sse_event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+        await writer.drain()
+        await asyncio.Event().wait()
+        return False
+
+    caplog.set_level("WARNING", logger="mcphost")
+    async with HostileServer(on_get=outage) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        async with host:
+            assert await wait_for(lambda: stats(host)["get_stream"] == "retrying")
+            assert any("GET stream failed 3 tries" in r.getMessage() for r in caplog.records)
+
+            def listed() -> int:
+                return sum(1 for m in server.posts if m.get("method") == "tools/list")
+
+            while listed() < 2:  # calls go on meanwhile; one of them, or the backoff, reopens it
+                await host.call_tool("h.echo", {})
+                assert await wait_for(lambda: listed() >= 2, 0.2) or stats(host)["get_stream"] != "open"
+            assert stats(host)["get_stream"] == "open"
+            assert server.gets == 4
+    assert any("the GET stream is open again" in r.getMessage() for r in caplog.records)
