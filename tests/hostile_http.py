@@ -13,7 +13,7 @@ times). What it does wrong is given by its switches:
   without it, GET gets 405;
 - ``stale_status``: how a request carrying a session id the server does not know is
   refused (404 by the spec; 400 the way server-everything does); ``restart()`` forgets the
-  sessions.
+  sessions; ``keep_sessions=False``: it forgets each session as soon as it gave it.
 """
 
 from __future__ import annotations
@@ -55,10 +55,11 @@ class HostileServer:
     """``async with HostileServer(...) as server``: ``server.url`` is its MCP endpoint."""
 
     def __init__(self, *, read_answers: bool = True, on_get: GetHandler | None = None,
-                 stale_status: int = 404) -> None:
+                 stale_status: int = 404, keep_sessions: bool = True) -> None:
         self.read_answers = read_answers
         self.on_get = on_get
         self.stale_status = stale_status
+        self.keep_sessions = keep_sessions
         self.open = 0
         self.peak = 0
         self.gets = 0
@@ -129,7 +130,8 @@ class HostileServer:
         self.posts.append(msg)
         if msg.get("method") == "initialize":
             sid = f"s{next(self._ids)}"
-            self.sessions.add(sid)
+            if self.keep_sessions:
+                self.sessions.add(sid)
             result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                       "serverInfo": {"name": "hostile", "version": "1"}}
             writer.write(response(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode(),

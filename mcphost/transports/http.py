@@ -17,12 +17,8 @@ message's method:
   the server's own requests and notifications at once, on the connection the handshake
   left idle ("The server MAY ... return HTTP 405"); requests wait for the server's answer
   to it (``GATE_WAIT`` at most), so what the server sends at once has a stream to go on;
-- the standalone GET stream, when the server ends it, is opened again after its ``retry``,
-  never sooner than ``MIN_STREAM_RETRY_MS``, backing off (doubling, ``MAX_RETRY_MS`` at most)
-  while the tries fail (a stream that lasted less than ``STABLE_STREAM`` failed, whatever
-  it carried); after ``resume_attempts + 1`` failures in a row that is said (a warning,
-  ``statistics()["get_stream"] == "retrying"``), and the stream is tried again at the
-  longest wait and after the next answered request, never given up for good;
+- the standalone GET stream, when the server ends it, is opened again with a floor and a
+  backoff, never given up for good (see :mod:`.http_stream`);
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
@@ -47,7 +43,16 @@ from ..wire.http11 import Response
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone, SessionListener
 from .http_session import EXPIRED, HttpSession, SessionDelete
-from .http_stream import GetStream, SseStream, content_type
+from .http_stream import (
+    DEFAULT_RETRY_MS,
+    MAX_RETRY_MS,
+    STABLE_STREAM,
+    GetStream,
+    SseStream,
+    content_type,
+    stale_session,
+    stream_delay,
+)
 from .httpconn import header
 from .remote import PostExchange, RemoteTransport
 
@@ -55,17 +60,6 @@ __all__ = ["StreamableHttpTransport"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
-#: Waited before a resumption when the server gave no ``retry`` (milliseconds).
-DEFAULT_RETRY_MS: Final = 1000
-#: A longer ``retry`` of the server is cut to this (the call's deadline runs meanwhile).
-MAX_RETRY_MS: Final = 30_000
-#: The standalone GET stream is never opened again sooner than this after it ended (a
-#: server's ``retry: 0`` included); each try in a row that fails doubles the wait, up to
-#: ``MAX_RETRY_MS``.
-MIN_STREAM_RETRY_MS: Final = 500
-#: A GET stream that stayed open this long (seconds) ended normally: the next try waits only
-#: the server's ``retry``. One that ended sooner counts as a failed try, events or not.
-STABLE_STREAM: Final = 10.0
 DEFAULT_RESUME_ATTEMPTS: Final = 2
 #: How long requests wait for the server to answer the GET stream opened after the
 #: handshake (a server that sends no head until its first event is not waited for longer).
@@ -135,6 +129,17 @@ class _Post(PostExchange):
               and transport.refused_first(self, response)):
             self.finish()
             self.abort()
+
+    def on_end(self) -> None:
+        body = self.error_body
+        if (self.status == 400 and self.sent_session is not None and body is not None
+                and stale_session(body, self.rid)):
+            # A server that answers a session it no longer knows with 400 instead of the
+            # spec's 404 (server-everything does): the same renewal, with the same bounds.
+            self.finish()
+            self.transport.session_expired(self)
+            return
+        super().on_end()
 
     def too_large(self, what: str) -> None:
         self.finish()
@@ -524,7 +529,7 @@ class StreamableHttpTransport(RemoteTransport):
         else:
             self._stream_failures += 1
         self.reconnects += 1
-        delay = self._stream_delay(get.stream.decoder)
+        delay = stream_delay(get.stream.decoder.retry, self._stream_failures)
         if self._stream_failures > self.resume_attempts and not self.stream_given_up:
             self.stream_given_up = True
             self.note(f"the GET stream failed {self._stream_failures} tries in a row ({why}): the server's own "
@@ -532,12 +537,6 @@ class StreamableHttpTransport(RemoteTransport):
                       f"{delay:g} s and after the next successful call)")
         logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
         self._stream_timer = self._later(delay, self._open_standalone)
-
-    def _stream_delay(self, decoder: SSEDecoder) -> float:
-        """The wait before the next try of the GET stream (seconds)."""
-        retry = decoder.retry if decoder.retry is not None else DEFAULT_RETRY_MS
-        retry = max(retry, MIN_STREAM_RETRY_MS) * 2 ** max(0, self._stream_failures - 1)
-        return min(retry, MAX_RETRY_MS) / 1000
 
     def exchange_succeeded(self) -> None:
         """A request was answered: a GET stream given up is tried again now (not more than

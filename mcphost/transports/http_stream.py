@@ -6,13 +6,23 @@ message limit, and how many events it carried. :class:`GetStream` is one GET of 
 stream, the standalone one (the server's own requests and notifications) or the resumption
 of a POST's (``Last-Event-ID``); what its end means is the transport's
 (:meth:`~.http.StreamableHttpTransport.get_ended`: resumed, reopened with backoff).
+The standalone stream, when the server ends it, is opened again after its ``retry``, never
+sooner than ``MIN_STREAM_RETRY_MS``, backing off (doubling, ``MAX_RETRY_MS`` at most) while
+the tries fail (a stream that lasted less than ``STABLE_STREAM`` failed, whatever it
+carried); after ``resume_attempts + 1`` failures in a row that is said (a warning,
+``statistics()["get_stream"] == "retrying"``), and the stream is tried again at the longest
+wait and after the next answered request (once a second at most), never given up for good.
+:func:`stale_session` tells a 400 that refuses a session the server lost (taken like the
+spec's 404) from one that refuses the request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, Final
 
+from .._json import loads
 from ..wire.http11 import Response, build_request
 from ..wire.sse import SSEDecoder
 from .httpconn import Exchange, header
@@ -20,7 +30,43 @@ from .httpconn import Exchange, header
 if TYPE_CHECKING:
     from .http import StreamableHttpTransport
 
-__all__ = ["GetStream", "SseStream", "content_type"]
+__all__ = ["DEFAULT_RETRY_MS", "MAX_RETRY_MS", "MIN_STREAM_RETRY_MS", "STABLE_STREAM", "GetStream", "SseStream", "content_type", "stale_session",
+           "stream_delay"]
+
+#: Waited before a resumption or a reopening when the server gave no ``retry`` (milliseconds).
+DEFAULT_RETRY_MS: Final = 1000
+#: A longer wait (the server's ``retry`` or the backoff) is cut to this (milliseconds).
+MAX_RETRY_MS: Final = 30_000
+#: The standalone GET stream is never opened again sooner than this after it ended (a
+#: server's ``retry: 0`` included); each try in a row that fails doubles the wait, up to
+#: ``MAX_RETRY_MS``.
+MIN_STREAM_RETRY_MS: Final = 500
+#: A GET stream that stayed open this long (seconds) ended normally: the next try waits only
+#: the server's ``retry``. One that ended sooner counts as a failed try, events or not.
+STABLE_STREAM: Final = 10.0
+
+
+def stream_delay(retry: int | None, failures: int) -> float:
+    """The wait (seconds) before the next try of the standalone GET stream, after
+    ``failures`` failed tries in a row and the server's last ``retry`` (milliseconds)."""
+    wait = max(DEFAULT_RETRY_MS if retry is None else retry, MIN_STREAM_RETRY_MS) * 2 ** max(0, failures - 1)
+    return min(wait, MAX_RETRY_MS) / 1000
+
+_SESSION: Final = re.compile(rb"session", re.IGNORECASE)
+
+
+def stale_session(body: bytes | bytearray, rid: Any) -> bool:
+    """A 400 body that refuses the session rather than the request: it speaks of the
+    session, and is not the server's JSON-RPC error for request ``rid`` (server-everything
+    answers an unknown session id with ``400 {"error": {"message": "Bad Request: No valid
+    session ID provided"}, "id": null}``; the spec says 404)."""
+    if not _SESSION.search(body):
+        return False
+    try:
+        decoded = loads(bytes(body))
+    except ValueError:
+        return True
+    return not (isinstance(decoded, dict) and rid is not None and decoded.get("id") == rid)
 
 
 def content_type(response: Response) -> str:

@@ -14,8 +14,10 @@ import pytest
 from helpers import wait_for
 from hostile_http import SSE_HEAD, HostileServer, chunk, ping, sse_event
 
-from mcphost import MCPHost
+from mcphost import MCPHost, ServerStartupError
 from mcphost.policy import NO_RETRY
+from mcphost.protocol.lifecycle import ServerState
+from mcphost.transports.http_stream import stale_session
 from mcphost.transports.httpconn import DEFAULT_MAX_CONNECTIONS
 
 
@@ -118,3 +120,39 @@ async def test_the_get_stream_is_reopened_after_an_outage_and_notifications_come
             assert stats(host)["get_stream"] == "open"
             assert server.gets == 4
     assert any("the GET stream is open again" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_restarted_server_that_answers_the_stale_session_with_400_gets_a_new_one() -> None:
+    # server-everything answers an unknown Mcp-Session-Id with 400 "No valid session ID
+    # provided" (the spec says 404). Before: every later call failed with HTTP 400 and the
+    # server stayed ready. Now the session is renewed, as after a 404.
+    async with HostileServer(stale_status=400) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        async with host:
+            assert (await host.call_tool("h.echo", {"n": 1}))["content"][0]["text"] == '{"n": 1}'
+            for n in range(3):
+                server.restart()
+                assert (await host.call_tool("h.echo", {"n": n}))["content"][0]["text"] == f'{{"n": {n}}}'
+            assert host.servers["h"].state is ServerState.READY
+            assert sum(1 for m in server.posts if m.get("method") == "initialize") == 4
+
+
+async def test_a_server_that_answers_every_session_with_400_is_given_up_within_the_renewal_bound() -> None:
+    # It forgets each session at once: renewing is bounded as after 404s (5 in a row, backing
+    # off), then the server fails with the reason; never stuck with every call failing.
+    async with HostileServer(stale_status=400, keep_sessions=False) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        with pytest.raises(ServerStartupError, match="renewed 5 time"):
+            await host.initialize()
+        await host.shutdown()
+        assert sum(1 for m in server.posts if m.get("method") == "initialize") == 6
+
+
+async def test_a_400_that_refuses_the_request_itself_is_not_a_lost_session() -> None:
+    async with HostileServer(stale_status=400) as server:
+        host = MCPHost(config(server.url), retry=NO_RETRY)
+        async with host:
+            assert stale_session(b'{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad session arg"}}', 7) is False
+            assert stale_session(b"Bad Request: invalid JSON", 7) is False
+            assert stale_session(b'{"jsonrpc":"2.0","id":null,"error":{"message":"No valid session ID"}}', 7) is True
+            assert host.servers["h"].state is ServerState.READY
