@@ -132,3 +132,8 @@ class GetStream(Exchange):
         if self.transport.gate is not None and self.post is None:
             self.transport.open_gate()
         self.transport.get_ended(self, why)
+
+    def on_connect_failed(self, why: str) -> None:
+        # No connection to reopen the stream on: the server went away (as for a POST), which
+        # is how a dead idle server is noticed without a ping.
+        self.transport.gone(why)

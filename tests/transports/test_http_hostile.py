@@ -156,3 +156,32 @@ async def test_a_400_that_refuses_the_request_itself_is_not_a_lost_session() -> 
             assert stale_session(b"Bad Request: invalid JSON", 7) is False
             assert stale_session(b'{"jsonrpc":"2.0","id":null,"error":{"message":"No valid session ID"}}', 7) is True
             assert host.servers["h"].state is ServerState.READY
+
+
+async def test_a_dead_idle_server_with_a_get_stream_is_noticed_and_the_restart_policy_runs() -> None:
+    # Nothing is called: the server dies with its GET stream open. Before: still ready 90 s
+    # later (the stream was tried again and again, then given up). Now the failed reopening
+    # makes the server unavailable within the stream's retry, and the restart policy runs.
+    async def hold(server: HostileServer, writer: asyncio.StreamWriter, number: int) -> bool:
+        writer.write(SSE_HEAD + sse_event({"jsonrpc": "2.0", "method": "notifications/message",
+                                           "params": {"level": "info", "data": "x"}}, "1", retry=500))
+        await writer.drain()
+        await asyncio.Event().wait()
+        return False
+
+    server = HostileServer(on_get=hold)
+    await server.__aenter__()
+    cfg = config(server.url)
+    cfg["mcpServers"]["h"]["restart"] = {"policy": "on-failure", "maxAttempts": 1, "backoff": {"initial": 60}}
+    host = MCPHost(cfg, retry=NO_RETRY)
+    events: list[dict[str, Any]] = []
+    host.on_event(events.append)
+    async with host:
+        assert await wait_for(lambda: server.gets == 1)
+        loop = asyncio.get_running_loop()
+        await server.__aexit__(None, None, None)
+        died = loop.time()
+        assert await wait_for(lambda: host.servers["h"].state is ServerState.UNAVAILABLE)
+        assert loop.time() - died < 5  # the stream's retry (0.5 s) and a refused connection
+        assert await wait_for(lambda: any(e["type"] == "server_restarting" for e in events))
+        assert "cannot connect" in str(host.servers["h"].error)
