@@ -1,7 +1,7 @@
 """A hostile Streamable HTTP server for the remote transports' bounds (issue 21).
 
 Stdlib only (asyncio streams), on 127.0.0.1 with a free port. It answers ``initialize``,
-``tools/list`` (one ``echo`` tool), ``tools/call`` and ``ping`` with JSON, notifications
+``tools/list`` (``echo``, and ``hang``, never answered), ``tools/call`` and ``ping`` with JSON, notifications
 and responses with 202, and counts what a hostile server would want to know: the
 connections open at once (``open``, ``peak``), the GET streams opened (``gets``, with their
 times). What it does wrong is given by its switches:
@@ -11,6 +11,7 @@ times). What it does wrong is given by its switches:
 - ``on_get``: a coroutine ``(server, writer, number)`` that serves the standalone GET stream
   (write the SSE head, events, return ``True`` to keep the connection, ``False`` to close);
   without it, GET gets 405;
+- ``answer_pings = False``: ``ping`` is never answered;
 - ``stale_status``: how a request carrying a session id the server does not know is
   refused (404 by the spec; 400 the way server-everything does); ``restart()`` forgets the
   sessions; ``keep_sessions=False``: it forgets each session as soon as it gave it.
@@ -27,6 +28,7 @@ from typing import Any
 SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n")
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
+HANG = {"name": "hang", "inputSchema": {"type": "object"}}
 
 
 def chunk(data: bytes) -> bytes:
@@ -56,6 +58,8 @@ class HostileServer:
 
     def __init__(self, *, read_answers: bool = True, on_get: GetHandler | None = None,
                  stale_status: int = 404, keep_sessions: bool = True) -> None:
+        #: Answer ``ping`` (false: a server that stopped answering).
+        self.answer_pings = True
         self.read_answers = read_answers
         self.on_get = on_get
         self.stale_status = stale_status
@@ -150,9 +154,12 @@ class HostileServer:
         if "id" not in msg:
             writer.write(response(202))
             return True
+        if (msg["method"] == "tools/call" and msg["params"]["name"] == "hang") or (
+                msg["method"] == "ping" and not self.answer_pings):
+            await self._never.wait()  # never answered
         result: Any = {}
         if msg["method"] == "tools/list":
-            result = {"tools": [ECHO]}
+            result = {"tools": [ECHO, HANG]}
         elif msg["method"] == "tools/call":
             result = {"content": [{"type": "text", "text": json.dumps(msg["params"].get("arguments", {}))}]}
         writer.write(response(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()))

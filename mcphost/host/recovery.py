@@ -9,6 +9,13 @@ Layer 4. Two things, both driven by :mod:`mcphost.policy`:
   the last error. One task per server, cancelled by ``stop_server``, ``restart_server`` and
   shutdown. With the default policy (``never``) nothing happens: ``restart_server`` brings
   it back (FR6.5).
+- **Probes** (:meth:`Recovery.probe`). A remote server made unavailable by a time-out
+  (FR6.3) may only have been slow: its connection is kept, and it is sent a ``ping`` after
+  1 s, 2 s, 4 s... 30 s (``PROBE_BACKOFF``, ``PROBES`` tries, about 2 minutes in all); the
+  first answer returns it to ``ready`` (``server_recovered``). Nothing is restarted
+  (FR6.5): a server that never answers has its connection closed, as without probes. Only
+  without a restart policy (which restarts it instead) and for remote servers (a local
+  process that stopped answering is stopped at once).
 - **Retries of requests** (:func:`retry`). Only requests that are safe to send twice (lists,
   reads, ``prompts/get``, tools annotated read-only or idempotent) and only transient
   failures (a time-out, an unavailable server) are tried again, after a backoff. A request
@@ -23,17 +30,18 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..errors import ConfigurationError, MCPHostError, ServerStartupError, TimeoutError
-from ..policy import RetryPolicy, is_transient
+from ..policy import Backoff, RetryPolicy, is_transient
 from ..protocol.lifecycle import ServerState
 
 if TYPE_CHECKING:
+    from ..client.session import ClientSession
     from .handle import ServerHandle
     from .supervisor import Supervisor
 
-__all__ = ["RETRIED_METHODS", "Recovery", "grace", "retry", "retry_call", "retry_safe", "retrying"]
+__all__ = ["PROBES", "PROBE_BACKOFF", "RETRIED_METHODS", "Recovery", "grace", "retry", "retry_call", "retry_safe", "retrying"]
 
 logger = logging.getLogger("mcphost.host.recovery")
 
@@ -43,6 +51,10 @@ _T = TypeVar("_T")
 #: (``tools/call`` depends on the tool's annotations, which the timeout does not see).
 RETRIED_METHODS: frozenset[str] = frozenset({"prompts/get", "resources/read", "completion/complete",
                                               "tasks/list"})
+
+#: The waits before each ``ping`` of an unavailable remote server, and how many there are.
+PROBE_BACKOFF: Final = Backoff(initial=1.0, maximum=30.0, multiplier=2.0, jitter=0.0)
+PROBES: Final = 8
 
 #: Set while a retry runs its request again: a nested failure is not retried twice over.
 retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcphost_retrying", default=False)
@@ -70,6 +82,8 @@ class Recovery:
     def __init__(self, supervisor: Supervisor) -> None:
         self.supervisor = supervisor
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        #: The probes of unavailable servers under way, by server.
+        self.probes: dict[str, asyncio.Task[None]] = {}
         self.closed = False
 
     def failed(self, handle: ServerHandle) -> None:
@@ -125,22 +139,51 @@ class Recovery:
                                           attempts=list(getattr(last, "attempts", [])))
         self.supervisor.handlers.emit({"type": "server_gave_up", "server": handle.name, "data": message})
 
+    def probe(self, handle: ServerHandle, session: ClientSession, close: Callable[[], None]) -> None:
+        """``handle`` timed out and is unavailable, its ``session`` still open: ping it on a
+        backoff; ``close()`` its connection if it never answers."""
+        if self.closed or handle.name in self.probes:
+            close()
+            return
+        task = asyncio.get_running_loop().create_task(self._probe(handle, session, close),
+                                                      name=f"mcphost-probe-{handle.name}")
+        self.probes[handle.name] = task
+        task.add_done_callback(lambda _: self.probes.pop(handle.name, None))
+
+    async def _probe(self, handle: ServerHandle, session: ClientSession, close: Callable[[], None]) -> None:
+        supervisor = self.supervisor
+        for attempt in range(1, PROBES + 1):
+            await supervisor.sleep(PROBE_BACKOFF.delay(attempt))
+            if handle.session is not session or handle.state is not ServerState.UNAVAILABLE or session.closed:
+                return
+            try:
+                await session.request("ping", timeout=handle.request_timeout)
+            except MCPHostError as exc:
+                logger.info("%s: probe %d of %d failed: %s", handle.name, attempt, PROBES, exc.message.splitlines()[0])
+                continue
+            if handle.session is session and handle.state is ServerState.UNAVAILABLE:
+                supervisor.recovered(handle, f"it answered a ping (probe {attempt} of {PROBES})")
+            return
+        logger.warning("%s: no answer to %d pings; its connection is closed", handle.name, PROBES)
+        close()
+
     def pending(self, name: str) -> asyncio.Task[None] | None:
         """The restart under way for server ``name``, if any."""
         task = self.tasks.get(name)
         return task if task is not None and not task.done() else None
 
     async def cancel(self, name: str) -> None:
-        """Stop the restart of ``name`` (the application stops or restarts it itself)."""
-        task = self.tasks.pop(name, None)
-        if task is not None and task is not asyncio.current_task() and not task.done():
-            task.cancel()
-            await asyncio.wait({task})
+        """Stop the restart or the probe of ``name`` (the application stops or restarts it
+        itself)."""
+        for task in (self.tasks.pop(name, None), self.probes.pop(name, None)):
+            if task is not None and task is not asyncio.current_task() and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
 
     async def close(self) -> None:
         """No more restarts (the host shuts down)."""
         self.closed = True
-        for name in list(self.tasks):
+        for name in {*self.tasks, *self.probes}:
             await self.cancel(name)
 
 

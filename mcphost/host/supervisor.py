@@ -434,13 +434,29 @@ class Supervisor:
 
         async def close() -> None:
             async with self._lock(handle.name):
-                if handle.session is session:
+                if handle.session is session and handle.state is ServerState.UNAVAILABLE:
                     await self._close_io(handle, reason)
 
-        task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        def close_later() -> None:
+            task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+        if handle.config.url is not None and not handle.config.restart.enabled:
+            self.recovery.probe(handle, session, close_later)  # a remote server may only be slow
+            return
+        close_later()
         self.recovery.failed(handle)
+
+    def recovered(self, handle: ServerHandle, how: str) -> None:
+        """An unavailable server whose connection was kept answered again: ready."""
+        handle.timeouts = 0
+        handle.error = None
+        handle.ready_since = self.clock()
+        logger.warning("%s: available again: %s", handle.name, how,
+                       extra={"event": "server_recovered", "server": handle.name})
+        self.set_state(handle, ServerState.READY, how)
+        self.handlers.emit({"type": "server_recovered", "server": handle.name, "data": how})
 
     # -- stop -----------------------------------------------------------------------------
 
