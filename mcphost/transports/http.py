@@ -49,9 +49,9 @@ from .http_stream import (
     STABLE_STREAM,
     GetStream,
     SseStream,
+    StreamRetry,
     content_type,
     stale_session,
-    stream_delay,
 )
 from .httpconn import header
 from .remote import PostExchange, RemoteTransport
@@ -100,7 +100,7 @@ class _Post(PostExchange):
             transport.took_session(response)
         elif self.kind == REQUEST and self.sent_session == session.id:
             session.used = True
-            if transport.stream_given_up:
+            if transport.stream_retry.given_up:
                 transport.exchange_succeeded()
         if response.status in (202, 204):
             return
@@ -232,12 +232,9 @@ class StreamableHttpTransport(RemoteTransport):
         #: The standalone GET stream (while it is open or being opened).
         self.standalone: GetStream | None = None
         self._standalone_stream: SseStream | None = None
-        self._stream_failures = 0
-        #: The GET stream failed ``resume_attempts + 1`` tries in a row: it is tried again
-        #: every ``MAX_RETRY_MS`` and after a successful exchange (once a second at most).
-        self.stream_given_up = False
-        self._stream_timer: asyncio.TimerHandle | None = None
-        self._stream_tried = 0.0
+        #: The tries of the GET stream (``given_up``: it failed ``resume_attempts + 1`` in a
+        #: row; it is still tried, and after a successful exchange, once a second at most).
+        self.stream_retry = StreamRetry()
         self._timers: set[asyncio.TimerHandle] = set()
         #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
         self.gate: list[_Post] | None = None
@@ -344,7 +341,7 @@ class StreamableHttpTransport(RemoteTransport):
             # is not MCP's.
             elif event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
-                if self.stream_given_up and self.standalone is not None and stream is self._standalone_stream:
+                if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
                     self.stream_back(self.standalone)
 
     def response_lost(self, rid: Any) -> None:
@@ -354,7 +351,7 @@ class StreamableHttpTransport(RemoteTransport):
 
     def statistics(self) -> dict[str, Any]:
         return {**super().statistics(), "sessions_lost": self.session.losses,
-                "get_stream": ("retrying" if self.stream_given_up else "open" if self.standalone is not None
+                "get_stream": ("retrying" if self.stream_retry.given_up else "open" if self.standalone is not None
                                else "none")}
 
     def refused_first(self, post: _Post, response: Response) -> bool:
@@ -416,7 +413,7 @@ class StreamableHttpTransport(RemoteTransport):
                 post.sent_session = self.session.id  # held: it was never sent
                 self.pool.submit(post)
         if self.open_stream and self.standalone is None and self._standalone_stream is not None:
-            self._stream_failures = 0
+            self.stream_retry.failures = 0
             self._open_standalone()
 
     def _resend(self, post: _Post) -> None:
@@ -473,10 +470,10 @@ class StreamableHttpTransport(RemoteTransport):
 
     def _open_standalone(self) -> None:
         stream = self._standalone_stream
-        self._stream_timer = None
+        self.stream_retry.timer = None
         if not self.live or stream is None or self.standalone is not None:
             return
-        self._stream_tried = asyncio.get_running_loop().time()
+        self.stream_retry.tried = asyncio.get_running_loop().time()
         self.standalone = GetStream(self, stream, None)
         self.pool.submit(self.standalone)
 
@@ -507,6 +504,16 @@ class StreamableHttpTransport(RemoteTransport):
                 self.http_errors += 1
                 self.note(f"the GET stream was refused: {status}")
 
+    def get_unreachable(self, get: GetStream, why: str) -> None:
+        """No connection could be made for ``get``: the server is gone once the standalone
+        stream failed so ``resume_attempts + 1`` times in a row."""
+        if get is self.standalone:
+            self.stream_retry.unreachable += 1
+            if self.stream_retry.unreachable > self.resume_attempts:
+                self.gone(why)
+                return
+        self.get_ended(get, why)
+
     def get_ended(self, get: GetStream, why: str) -> None:
         if not self.live:
             return
@@ -518,46 +525,43 @@ class StreamableHttpTransport(RemoteTransport):
             return
         if get is not self.standalone:
             return
-        # The standalone stream: opened again (with Last-Event-ID) after ``retry``, never
-        # sooner than MIN_STREAM_RETRY_MS, backing off while the tries fail. A try fails when
-        # its stream ended within STABLE_STREAM, whatever it carried: a server that sends one
-        # event and closes with ``retry: 0`` must not get a connection per event.
+        # The standalone stream: opened again (with Last-Event-ID) with a floor and a backoff
+        # (:class:`.http_stream.StreamRetry`): a server that sends one event and closes with
+        # ``retry: 0`` must not get a connection per event.
         self.standalone = None
-        lasted = asyncio.get_running_loop().time() - get.opened_at if get.opened_at else 0.0
-        if get.ok and lasted >= STABLE_STREAM:
-            self._stream_failures = 0
-        else:
-            self._stream_failures += 1
         self.reconnects += 1
-        delay = stream_delay(get.stream.decoder.retry, self._stream_failures)
-        if self._stream_failures > self.resume_attempts and not self.stream_given_up:
-            self.stream_given_up = True
-            self.note(f"the GET stream failed {self._stream_failures} tries in a row ({why}): the server's own "
+        tries = self.stream_retry
+        delay = tries.ended(get)
+        if tries.failures > self.resume_attempts and not tries.given_up:
+            tries.given_up = True
+            self.note(f"the GET stream failed {tries.failures} tries in a row ({why}): the server's own "
                       f"requests and notifications are not received until it opens again (tried every "
                       f"{delay:g} s and after the next successful call)")
         logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
-        self._stream_timer = self._later(delay, self._open_standalone)
+        tries.timer = self._later(delay, self._open_standalone)
 
     def exchange_succeeded(self) -> None:
         """A request was answered: a GET stream given up is tried again now (not more than
         once a second), the server being there."""
-        if (self.stream_given_up and self.standalone is None and self.live and not self.session.lost
-                and asyncio.get_running_loop().time() - self._stream_tried >= 1.0):
-            if self._stream_timer is not None:
-                self._stream_timer.cancel()
-                self._timers.discard(self._stream_timer)
-                self._stream_timer = None
+        tries = self.stream_retry
+        if (tries.given_up and self.standalone is None and self.live and not self.session.lost
+                and asyncio.get_running_loop().time() - tries.tried >= 1.0):
+            if tries.timer is not None:
+                tries.timer.cancel()
+                self._timers.discard(tries.timer)
             self._open_standalone()
 
     def stream_opened(self, get: GetStream) -> None:
         """The GET stream was answered: after a give-up, it counts as back once it carried
         a message or stayed open ``STABLE_STREAM``."""
-        if get is self.standalone and self.stream_given_up:
-            self._later(STABLE_STREAM, self.stream_back, get)
+        if get is self.standalone:
+            self.stream_retry.unreachable = 0
+            if self.stream_retry.given_up:
+                self._later(STABLE_STREAM, self.stream_back, get)
 
     def stream_back(self, get: GetStream) -> None:
-        if get is self.standalone and get.ok and self.stream_given_up:
-            self.stream_given_up = False
+        if get is self.standalone and get.ok and self.stream_retry.given_up:
+            self.stream_retry.given_up = False
             logger.warning("%s: the GET stream is open again", self.name)
 
     # -- closing ----------------------------------------------------------------------------

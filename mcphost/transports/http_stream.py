@@ -30,8 +30,8 @@ from .httpconn import Exchange, header
 if TYPE_CHECKING:
     from .http import StreamableHttpTransport
 
-__all__ = ["DEFAULT_RETRY_MS", "MAX_RETRY_MS", "MIN_STREAM_RETRY_MS", "STABLE_STREAM", "GetStream", "SseStream", "content_type", "stale_session",
-           "stream_delay"]
+__all__ = ["DEFAULT_RETRY_MS", "MAX_RETRY_MS", "MIN_STREAM_RETRY_MS", "STABLE_STREAM", "GetStream", "SseStream",
+           "StreamRetry", "content_type", "stale_session", "stream_delay"]
 
 #: Waited before a resumption or a reopening when the server gave no ``retry`` (milliseconds).
 DEFAULT_RETRY_MS: Final = 1000
@@ -134,6 +134,29 @@ class GetStream(Exchange):
         self.transport.get_ended(self, why)
 
     def on_connect_failed(self, why: str) -> None:
-        # No connection to reopen the stream on: the server went away (as for a POST), which
-        # is how a dead idle server is noticed without a ping.
-        self.transport.gone(why)
+        # No connection to reopen the stream on: after a few tries in a row (a server being
+        # restarted comes back), the server went away, which is how a dead idle server is
+        # noticed without a ping.
+        self.transport.get_unreachable(self, why)
+
+
+class StreamRetry:
+    """The tries of the standalone GET stream: failures in a row, whether that was said
+    (``given_up``), when the last began (loop time), tries in a row that found no
+    connection."""
+
+    __slots__ = ("failures", "given_up", "timer", "tried", "unreachable")
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.given_up = False
+        self.timer: asyncio.TimerHandle | None = None
+        self.tried = 0.0
+        self.unreachable = 0
+
+    def ended(self, get: GetStream) -> float:
+        """``get`` ended: count it (a failure unless it lasted ``STABLE_STREAM``) and
+        return the wait before the next try (seconds)."""
+        lasted = asyncio.get_running_loop().time() - get.opened_at if get.opened_at else 0.0
+        self.failures = 0 if get.ok and lasted >= STABLE_STREAM else self.failures + 1
+        return stream_delay(get.stream.decoder.retry, self.failures)
