@@ -16,6 +16,10 @@ Layer 4. Two things, both driven by :mod:`mcphost.policy`:
   (FR6.5): a server that never answers has its connection closed, as without probes. Only
   without a restart policy (which restarts it instead) and for remote servers (a local
   process that stopped answering is stopped at once).
+- **Keep-alive** (:meth:`Recovery.keep_alive`, off by default: FR6.8). With
+  ``MCPHost(keepalive=seconds)``, a ready remote server from which nothing came for that
+  long is sent a ``ping``: a dead server (no GET stream to lose) is noticed like one that
+  fails a call (unavailable, the restart policy), a hung one times out (FR6.3).
 - **Retries of requests** (:func:`retry`). Only requests that are safe to send twice (lists,
   reads, ``prompts/get``, tools annotated read-only or idempotent) and only transient
   failures (a time-out, an unavailable server) are tried again, after a backoff. A request
@@ -82,8 +86,9 @@ class Recovery:
     def __init__(self, supervisor: Supervisor) -> None:
         self.supervisor = supervisor
         self.tasks: dict[str, asyncio.Task[None]] = {}
-        #: The probes of unavailable servers under way, by server.
+        #: The probes of unavailable servers under way, and the keep-alive pings, by server.
         self.probes: dict[str, asyncio.Task[None]] = {}
+        self.alive: dict[str, asyncio.Task[None]] = {}
         self.closed = False
 
     def failed(self, handle: ServerHandle) -> None:
@@ -167,6 +172,43 @@ class Recovery:
         logger.warning("%s: no answer to %d pings; its connection is closed", handle.name, PROBES)
         close()
 
+    def keep_alive(self, handle: ServerHandle, session: ClientSession, interval: float) -> None:
+        """Ping ``handle`` whenever nothing came from it for ``interval`` seconds, while
+        ``session`` is its session (the task of an earlier session ends)."""
+        if self.closed:
+            return
+        earlier = self.alive.get(handle.name)
+        if earlier is not None:
+            earlier.cancel()
+        task = asyncio.get_running_loop().create_task(self._keep_alive(handle, session, interval),
+                                                      name=f"mcphost-keepalive-{handle.name}")
+        self.alive[handle.name] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            if self.alive.get(handle.name) is task:
+                del self.alive[handle.name]
+
+        task.add_done_callback(done)
+
+    async def _keep_alive(self, handle: ServerHandle, session: ClientSession, interval: float) -> None:
+        seen: Any = None
+        while True:
+            await self.supervisor.sleep(interval)
+            transport = handle.transport
+            if handle.session is not session or session.closed or transport is None:
+                return
+            received = transport.statistics().get("bytes_in")
+            if handle.state is not ServerState.READY or received != seen:
+                seen = received  # not idle (or probed instead): no ping
+                continue
+            try:
+                await session.request("ping", timeout=handle.request_timeout or interval)
+            except MCPHostError as exc:
+                # A time-out counts (FR6.3, the session tells the supervisor); a server gone
+                # is told by its transport.
+                logger.info("%s: keep-alive ping failed: %s", handle.name, exc.message.splitlines()[0])
+            seen = transport.statistics().get("bytes_in")
+
     def pending(self, name: str) -> asyncio.Task[None] | None:
         """The restart under way for server ``name``, if any."""
         task = self.tasks.get(name)
@@ -175,7 +217,7 @@ class Recovery:
     async def cancel(self, name: str) -> None:
         """Stop the restart or the probe of ``name`` (the application stops or restarts it
         itself)."""
-        for task in (self.tasks.pop(name, None), self.probes.pop(name, None)):
+        for task in (self.tasks.pop(name, None), self.probes.pop(name, None), self.alive.pop(name, None)):
             if task is not None and task is not asyncio.current_task() and not task.done():
                 task.cancel()
                 await asyncio.wait({task})
@@ -183,7 +225,7 @@ class Recovery:
     async def close(self) -> None:
         """No more restarts (the host shuts down)."""
         self.closed = True
-        for name in {*self.tasks, *self.probes}:
+        for name in {*self.tasks, *self.probes, *self.alive}:
             await self.cancel(name)
 
 

@@ -76,6 +76,7 @@ class Supervisor:
         local: dict[str, LocalServer],
         trace_bodies: bool = False,
         retry: RetryPolicy | None = None,
+        keepalive: float = 0.0,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
             raise UsageError(
@@ -88,6 +89,8 @@ class Supervisor:
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
         self.unavailable_after_timeouts = unavailable_after_timeouts
+        #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
+        self.keepalive = keepalive
         # Stops of servers found unavailable, run in the background: awaited at shutdown.
         self._closing: set[asyncio.Task[None]] = set()
         self.handlers = handlers
@@ -329,6 +332,8 @@ class Supervisor:
         handle.installed = True
         handle.ready_since = self.clock()
         self.set_state(handle, ServerState.READY)
+        if self.keepalive and handle.config.url is not None and handle.session is not None:
+            self.recovery.keep_alive(handle, handle.session, self.keepalive)
 
     async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
         gone = handle.session.gone if handle.session is not None else None

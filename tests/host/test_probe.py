@@ -79,3 +79,46 @@ async def test_with_a_restart_policy_the_server_is_restarted_not_probed() -> Non
             assert await wait_for(lambda: host.servers["h"].state is ServerState.READY)
             assert not any(e["type"] == "server_recovered" for e in events)
             assert not any(m.get("method") == "ping" for m in server.posts)
+
+
+# -- keep-alive (off by default: FR6.8) ------------------------------------------------------
+
+
+async def test_with_keepalive_a_dead_idle_server_without_a_get_stream_is_noticed() -> None:
+    # No GET stream to lose (the server answers GET with 405). Before: still ready until a
+    # call failed. With keepalive=0.2 the idle server is pinged; once it is gone the ping
+    # finds no connection: unavailable, and the restart policy runs.
+    server = HostileServer()
+    await server.__aenter__()
+    cfg = config(server.url, restart={"policy": "on-failure", "maxAttempts": 1, "backoff": {"initial": 60}})
+    host = MCPHost(cfg, retry=NO_RETRY, keepalive=0.2)
+    events = HostEvents(host)
+    async with host:
+        assert await wait_for(lambda: any(m.get("method") == "ping" for m in server.posts))
+        loop = asyncio.get_running_loop()
+        await server.__aexit__(None, None, None)
+        died = loop.time()
+        assert await wait_for(lambda: host.servers["h"].state is ServerState.UNAVAILABLE)
+        assert loop.time() - died < 5  # two intervals of silence (0.4 s) and a refused connection
+        assert await wait_for(lambda: any(e["type"] == "server_restarting" for e in events))
+
+
+async def test_keepalive_pings_only_an_idle_server_and_none_by_default() -> None:
+    async with HostileServer() as server, MCPHost(config(server.url), retry=NO_RETRY, keepalive=0.5) as host:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 1.2
+        while loop.time() < end:  # busy: something comes back far more often than every 0.5 s
+            await host.call_tool("h.echo", {})
+            await asyncio.sleep(0.02)
+        assert not any(m.get("method") == "ping" for m in server.posts)
+        assert await wait_for(lambda: any(m.get("method") == "ping" for m in server.posts))
+    async with HostileServer() as server, MCPHost(config(server.url), retry=NO_RETRY) as host:
+        assert host.supervisor.keepalive == 0
+        assert not host.supervisor.recovery.alive
+
+
+async def test_keepalive_must_be_seconds() -> None:
+    from mcphost import UsageError
+
+    with pytest.raises(UsageError, match="keepalive"):
+        MCPHost({"mcpServers": {}}, keepalive=-1)
