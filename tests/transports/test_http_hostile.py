@@ -84,8 +84,8 @@ async def test_a_get_stream_that_says_retry_0_and_closes_is_reopened_with_backof
             # 0, 0.5, 1.5, 3.5 s: at most 2 + log2(window / 0.5) tries in the window.
             assert len(gets) <= 2 + max(0.0, math.log2(window / 0.5)) + 1
             gaps = [b - a for a, b in itertools.pairwise(server.get_times)]
-            assert min(gaps) >= 0.45
-            assert all(b >= a * 1.8 for a, b in itertools.pairwise(gaps[:3]))
+            # Each wait at least the one scheduled (timers are late, never early): 0.5, 1, 2 s.
+            assert all(gap >= 0.95 * 0.5 * 2 ** n for n, gap in enumerate(gaps[:3]))
     said = [r.getMessage() for r in caplog.records if "GET stream failed" in r.getMessage()]
     assert len(said) == 1 and "not received until it opens again" in said[0]
 
@@ -114,9 +114,12 @@ async def test_the_get_stream_is_reopened_after_an_outage_and_notifications_come
             def listed() -> int:
                 return sum(1 for m in server.posts if m.get("method") == "tools/list")
 
-            while listed() < 2:  # calls go on meanwhile; one of them, or the backoff, reopens it
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while server.gets < 4 and loop.time() < end:  # calls go on; one of them (or the backoff) reopens it
                 await host.call_tool("h.echo", {})
-                assert await wait_for(lambda: listed() >= 2, 0.2) or stats(host)["get_stream"] != "open"
+                await asyncio.sleep(0.05)
+            assert await wait_for(lambda: listed() >= 2)  # the notification came, and was acted on
             assert stats(host)["get_stream"] == "open"
             assert server.gets == 4
     assert any("the GET stream is open again" in r.getMessage() for r in caplog.records)
