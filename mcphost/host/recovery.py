@@ -159,17 +159,22 @@ class Recovery:
         supervisor = self.supervisor
         for attempt in range(1, PROBES + 1):
             await supervisor.sleep(PROBE_BACKOFF.delay(attempt))
-            if handle.session is not session or handle.state is not ServerState.UNAVAILABLE or session.closed:
-                return
+            if handle.session is not session or handle.state is not ServerState.UNAVAILABLE:
+                return  # stopped or restarted meanwhile
+            if session.closed:
+                break  # its connection went away meanwhile: nothing to probe
             try:
-                await session.request("ping", timeout=handle.request_timeout)
+                await session.request("ping", timeout=handle.request_timeout or PROBE_BACKOFF.maximum)
             except MCPHostError as exc:
                 logger.info("%s: probe %d of %d failed: %s", handle.name, attempt, PROBES, exc.message.splitlines()[0])
+                if session.closed:
+                    break
                 continue
             if handle.session is session and handle.state is ServerState.UNAVAILABLE:
                 supervisor.recovered(handle, f"it answered a ping (probe {attempt} of {PROBES})")
             return
-        logger.warning("%s: no answer to %d pings; its connection is closed", handle.name, PROBES)
+        else:
+            logger.warning("%s: no answer to %d pings; its connection is closed", handle.name, PROBES)
         close()
 
     def keep_alive(self, handle: ServerHandle, session: ClientSession, interval: float) -> None:

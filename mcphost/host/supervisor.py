@@ -458,7 +458,7 @@ class Supervisor:
         handle.timeouts = 0
         handle.error = None
         handle.ready_since = self.clock()
-        logger.warning("%s: available again: %s", handle.name, how,
+        logger.info("%s: available again: %s", handle.name, how,
                        extra={"event": "server_recovered", "server": handle.name})
         self.set_state(handle, ServerState.READY, how)
         self.handlers.emit({"type": "server_recovered", "server": handle.name, "data": how})

@@ -49,8 +49,10 @@ STABLE_STREAM: Final = 10.0
 def stream_delay(retry: int | None, failures: int) -> float:
     """The wait (seconds) before the next try of the standalone GET stream, after
     ``failures`` failed tries in a row and the server's last ``retry`` (milliseconds)."""
-    wait: int = max(DEFAULT_RETRY_MS if retry is None else retry, MIN_STREAM_RETRY_MS) << min(max(0, failures - 1), 16)
+    wait: int = max(DEFAULT_RETRY_MS if retry is None else retry, MIN_STREAM_RETRY_MS)
+    wait <<= min(max(0, failures - 1), 16)
     return min(wait, MAX_RETRY_MS) / 1000
+
 
 _SESSION: Final = re.compile(rb"session", re.IGNORECASE)
 

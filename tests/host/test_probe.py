@@ -67,6 +67,28 @@ async def test_a_server_that_never_answers_is_probed_a_bounded_number_of_times_t
                 await host.call_tool("h.echo", {})
 
 
+async def test_a_server_that_goes_away_while_probed_is_closed_at_once() -> None:
+    server = HostileServer()
+    await server.__aenter__()
+    host = MCPHost(config(server.url), retry=NO_RETRY)
+    async with host:
+        delays = clocked(host)
+        gate = asyncio.Event()
+
+        async def sleep(seconds: float) -> None:  # the first probe waits until the server is gone
+            delays.append(seconds)
+            await gate.wait()
+
+        host.supervisor.sleep = sleep
+        with pytest.raises(TimeoutError):
+            await host.call_tool("h.hang", {})
+        await server.__aexit__(None, None, None)
+        gate.set()
+        assert await wait_for(lambda: host.servers["h"].session is None)
+        assert host.servers["h"].state is ServerState.UNAVAILABLE
+        assert len(delays) == 1  # one probe found no connection: no more waits
+
+
 async def test_with_a_restart_policy_the_server_is_restarted_not_probed() -> None:
     async with HostileServer() as server:
         host = MCPHost(config(server.url, restart={"policy": "on-failure", "maxAttempts": 1}), retry=NO_RETRY)
