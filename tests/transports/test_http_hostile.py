@@ -15,7 +15,8 @@ from helpers import wait_for
 from hostile_http import SSE_HEAD, HostileServer, chunk, ping, sse_event
 
 from mcphost import MCPHost, ServerStartupError
-from mcphost.policy import NO_RETRY
+from mcphost.client.renewal import RenewalPolicy
+from mcphost.policy import NO_RETRY, Backoff
 from mcphost.protocol.lifecycle import ServerState
 from mcphost.transports.http_stream import stale_session
 from mcphost.transports.httpconn import DEFAULT_MAX_CONNECTIONS
@@ -142,9 +143,12 @@ async def test_a_restarted_server_that_answers_the_stale_session_with_400_gets_a
 
 async def test_a_server_that_answers_every_session_with_400_is_given_up_within_the_renewal_bound() -> None:
     # It forgets each session at once: renewing is bounded as after 404s (5 in a row, backing
-    # off), then the server fails with the reason; never stuck with every call failing.
+    # off; shorter waits here), then the server fails with the reason; never stuck with every
+    # call failing.
     async with HostileServer(stale_status=400, keep_sessions=False) as server:
         host = MCPHost(config(server.url), retry=NO_RETRY)
+        host.supervisor.renewal = RenewalPolicy(backoff=Backoff(initial=0.01, maximum=0.05, jitter=0.0),
+                                                min_interval=0.0)
         with pytest.raises(ServerStartupError, match="renewed 5 time"):
             await host.initialize()
         await host.shutdown()
