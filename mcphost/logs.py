@@ -74,6 +74,7 @@ EVENTS: Final[dict[str, str]] = {
     "server_retrying": "a failed start is tried again after a backoff",
     "server_start_budget_spent": "a failed start is not tried again: its start budget is spent",
     "server_unavailable": "a ready server went away or stopped answering",
+    "server_recovered": "an unavailable remote server answered a probe ping and is ready again",
     "server_restarting": "the restart policy restarts a server that failed",
     "server_gave_up": "the restart policy ran out of attempts",
     "server_stopping": "a server's shutdown began",

@@ -109,7 +109,7 @@ class MCPHost:
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
-        permissions, tool_search, handle_signals, transport_factory: see docs/api.md
+        permissions, tool_search, handle_signals, transport_factory, keepalive: see docs/api.md
             ("MCPHost(config=None, **options)").
     """
 
@@ -141,6 +141,7 @@ class MCPHost:
         trace_bodies: bool = False,
         permissions: Permissions | None = None,
         tool_search: Embedder | None = None,
+        keepalive: float = 0.0,
     ) -> None:
         check_options(locals())  # every bad option is a UsageError, here rather than later
         self.validate_messages = validate_messages
@@ -179,7 +180,7 @@ class MCPHost:
             unavailable_after_timeouts=unavailable_after_timeouts,
             client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
-            redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies,
+            redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies, keepalive=keepalive,
         )
         #: The host's own state and the commands that change it.
         self.lifecycle = HostLifecycle(

@@ -136,6 +136,7 @@ CHECKS: Final[Mapping[str, Callable[[Any], None]]] = {
     "trace_bodies": lambda v: _flag("trace_bodies", v),
     "permissions": lambda v: _instance("permissions", v, Permissions, "a mcphost.Permissions"),
     "tool_search": _tool_search,
+    "keepalive": lambda v: _seconds("keepalive", v, zero=True),
 }
 
 

@@ -9,6 +9,17 @@ Layer 4. Two things, both driven by :mod:`mcphost.policy`:
   the last error. One task per server, cancelled by ``stop_server``, ``restart_server`` and
   shutdown. With the default policy (``never``) nothing happens: ``restart_server`` brings
   it back (FR6.5).
+- **Probes** (:meth:`Recovery.probe`). A remote server made unavailable by a time-out
+  (FR6.3) may only have been slow: its connection is kept, and it is sent a ``ping`` after
+  1 s, 2 s, 4 s... 30 s (``PROBE_BACKOFF``, ``PROBES`` tries, about 2 minutes in all); the
+  first answer returns it to ``ready`` (``server_recovered``). Nothing is restarted
+  (FR6.5): a server that never answers has its connection closed, as without probes. Only
+  without a restart policy (which restarts it instead) and for remote servers (a local
+  process that stopped answering is stopped at once).
+- **Keep-alive** (:meth:`Recovery.keep_alive`, off by default: FR6.8). With
+  ``MCPHost(keepalive=seconds)``, a ready remote server from which nothing came for that
+  long is sent a ``ping``: a dead server (no GET stream to lose) is noticed like one that
+  fails a call (unavailable, the restart policy), a hung one times out (FR6.3).
 - **Retries of requests** (:func:`retry`). Only requests that are safe to send twice (lists,
   reads, ``prompts/get``, tools annotated read-only or idempotent) and only transient
   failures (a time-out, an unavailable server) are tried again, after a backoff. A request
@@ -23,17 +34,18 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..errors import ConfigurationError, MCPHostError, ServerStartupError, TimeoutError
-from ..policy import RetryPolicy, is_transient
+from ..policy import Backoff, RetryPolicy, is_transient
 from ..protocol.lifecycle import ServerState
 
 if TYPE_CHECKING:
+    from ..client.session import ClientSession
     from .handle import ServerHandle
     from .supervisor import Supervisor
 
-__all__ = ["RETRIED_METHODS", "Recovery", "grace", "retry", "retry_call", "retry_safe", "retrying"]
+__all__ = ["PROBES", "PROBE_BACKOFF", "RETRIED_METHODS", "Recovery", "grace", "retry", "retry_call", "retry_safe", "retrying"]
 
 logger = logging.getLogger("mcphost.host.recovery")
 
@@ -43,6 +55,10 @@ _T = TypeVar("_T")
 #: (``tools/call`` depends on the tool's annotations, which the timeout does not see).
 RETRIED_METHODS: frozenset[str] = frozenset({"prompts/get", "resources/read", "completion/complete",
                                               "tasks/list"})
+
+#: The waits before each ``ping`` of an unavailable remote server, and how many there are.
+PROBE_BACKOFF: Final = Backoff(initial=1.0, maximum=30.0, multiplier=2.0, jitter=0.0)
+PROBES: Final = 8
 
 #: Set while a retry runs its request again: a nested failure is not retried twice over.
 retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("mcphost_retrying", default=False)
@@ -70,6 +86,9 @@ class Recovery:
     def __init__(self, supervisor: Supervisor) -> None:
         self.supervisor = supervisor
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        #: The probes of unavailable servers under way, and the keep-alive pings, by server.
+        self.probes: dict[str, asyncio.Task[None]] = {}
+        self.alive: dict[str, asyncio.Task[None]] = {}
         self.closed = False
 
     def failed(self, handle: ServerHandle) -> None:
@@ -125,22 +144,93 @@ class Recovery:
                                           attempts=list(getattr(last, "attempts", [])))
         self.supervisor.handlers.emit({"type": "server_gave_up", "server": handle.name, "data": message})
 
+    def probe(self, handle: ServerHandle, session: ClientSession, close: Callable[[], None]) -> None:
+        """``handle`` timed out and is unavailable, its ``session`` still open: ping it on a
+        backoff; ``close()`` its connection if it never answers."""
+        if self.closed or handle.name in self.probes:
+            close()
+            return
+        task = asyncio.get_running_loop().create_task(self._probe(handle, session, close),
+                                                      name=f"mcphost-probe-{handle.name}")
+        self.probes[handle.name] = task
+        task.add_done_callback(lambda _: self.probes.pop(handle.name, None))
+
+    async def _probe(self, handle: ServerHandle, session: ClientSession, close: Callable[[], None]) -> None:
+        supervisor = self.supervisor
+        for attempt in range(1, PROBES + 1):
+            await supervisor.sleep(PROBE_BACKOFF.delay(attempt))
+            if handle.session is not session or handle.state is not ServerState.UNAVAILABLE:
+                return  # stopped or restarted meanwhile
+            if session.closed:
+                break  # its connection went away meanwhile: nothing to probe
+            try:
+                await session.request("ping", timeout=handle.request_timeout or PROBE_BACKOFF.maximum)
+            except MCPHostError as exc:
+                logger.info("%s: probe %d of %d failed: %s", handle.name, attempt, PROBES, exc.message.splitlines()[0])
+                if session.closed:
+                    break
+                continue
+            if handle.session is session and handle.state is ServerState.UNAVAILABLE:
+                supervisor.recovered(handle, f"it answered a ping (probe {attempt} of {PROBES})")
+            return
+        else:
+            logger.warning("%s: no answer to %d pings; its connection is closed", handle.name, PROBES)
+        close()
+
+    def keep_alive(self, handle: ServerHandle, session: ClientSession, interval: float) -> None:
+        """Ping ``handle`` whenever nothing came from it for ``interval`` seconds, while
+        ``session`` is its session (the task of an earlier session ends)."""
+        if self.closed:
+            return
+        earlier = self.alive.get(handle.name)
+        if earlier is not None:
+            earlier.cancel()
+        task = asyncio.get_running_loop().create_task(self._keep_alive(handle, session, interval),
+                                                      name=f"mcphost-keepalive-{handle.name}")
+        self.alive[handle.name] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            if self.alive.get(handle.name) is task:
+                del self.alive[handle.name]
+
+        task.add_done_callback(done)
+
+    async def _keep_alive(self, handle: ServerHandle, session: ClientSession, interval: float) -> None:
+        seen: Any = None
+        while True:
+            await self.supervisor.sleep(interval)
+            transport = handle.transport
+            if handle.session is not session or session.closed or transport is None:
+                return
+            received = transport.statistics().get("bytes_in")
+            if handle.state is not ServerState.READY or received != seen:
+                seen = received  # not idle (or probed instead): no ping
+                continue
+            try:
+                await session.request("ping", timeout=handle.request_timeout or interval)
+            except MCPHostError as exc:
+                # A time-out counts (FR6.3, the session tells the supervisor); a server gone
+                # is told by its transport.
+                logger.info("%s: keep-alive ping failed: %s", handle.name, exc.message.splitlines()[0])
+            seen = transport.statistics().get("bytes_in")
+
     def pending(self, name: str) -> asyncio.Task[None] | None:
         """The restart under way for server ``name``, if any."""
         task = self.tasks.get(name)
         return task if task is not None and not task.done() else None
 
     async def cancel(self, name: str) -> None:
-        """Stop the restart of ``name`` (the application stops or restarts it itself)."""
-        task = self.tasks.pop(name, None)
-        if task is not None and task is not asyncio.current_task() and not task.done():
-            task.cancel()
-            await asyncio.wait({task})
+        """Stop the restart or the probe of ``name`` (the application stops or restarts it
+        itself)."""
+        for task in (self.tasks.pop(name, None), self.probes.pop(name, None), self.alive.pop(name, None)):
+            if task is not None and task is not asyncio.current_task() and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
 
     async def close(self) -> None:
         """No more restarts (the host shuts down)."""
         self.closed = True
-        for name in list(self.tasks):
+        for name in {*self.tasks, *self.probes, *self.alive}:
             await self.cancel(name)
 
 

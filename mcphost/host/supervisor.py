@@ -76,6 +76,7 @@ class Supervisor:
         local: dict[str, LocalServer],
         trace_bodies: bool = False,
         retry: RetryPolicy | None = None,
+        keepalive: float = 0.0,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
             raise UsageError(
@@ -88,6 +89,8 @@ class Supervisor:
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
         self.unavailable_after_timeouts = unavailable_after_timeouts
+        #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
+        self.keepalive = keepalive
         # Stops of servers found unavailable, run in the background: awaited at shutdown.
         self._closing: set[asyncio.Task[None]] = set()
         self.handlers = handlers
@@ -329,6 +332,8 @@ class Supervisor:
         handle.installed = True
         handle.ready_since = self.clock()
         self.set_state(handle, ServerState.READY)
+        if self.keepalive and handle.config.url is not None and handle.session is not None:
+            self.recovery.keep_alive(handle, handle.session, self.keepalive)
 
     async def _start_failed(self, handle: ServerHandle, exc: MCPHostError) -> NoReturn:
         gone = handle.session.gone if handle.session is not None else None
@@ -434,13 +439,29 @@ class Supervisor:
 
         async def close() -> None:
             async with self._lock(handle.name):
-                if handle.session is session:
+                if handle.session is session and handle.state is ServerState.UNAVAILABLE:
                     await self._close_io(handle, reason)
 
-        task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        def close_later() -> None:
+            task = asyncio.get_running_loop().create_task(close(), name=f"mcphost-unavailable-{handle.name}")
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+        if handle.config.url is not None and not handle.config.restart.enabled:
+            self.recovery.probe(handle, session, close_later)  # a remote server may only be slow
+            return
+        close_later()
         self.recovery.failed(handle)
+
+    def recovered(self, handle: ServerHandle, how: str) -> None:
+        """An unavailable server whose connection was kept answered again: ready."""
+        handle.timeouts = 0
+        handle.error = None
+        handle.ready_since = self.clock()
+        logger.info("%s: available again: %s", handle.name, how,
+                       extra={"event": "server_recovered", "server": handle.name})
+        self.set_state(handle, ServerState.READY, how)
+        self.handlers.emit({"type": "server_recovered", "server": handle.name, "data": how})
 
     # -- stop -----------------------------------------------------------------------------
 

@@ -30,7 +30,9 @@ The server's lifecycle:
   with ``servers=``); ``start_server()`` may still start it.
 - ``FAILED``: its start failed, or it was not started because a server it depends on did
   not start (STOPPED -> FAILED); ``error`` says why. ``UNAVAILABLE``: it was ready and
-  went away. Neither restarts by itself; ``start_server``/``restart_server`` do.
+  went away. Neither restarts by itself; ``start_server``/``restart_server`` do. A remote
+  server made unavailable by a time-out keeps its connection and is probed with ``ping``:
+  when it answers it is READY again (UNAVAILABLE -> READY, nothing restarted).
 - A stopped server starts again with a new transport and a new session (new process).
 """
 
@@ -75,7 +77,7 @@ TRANSITIONS: Final[dict[ServerState, frozenset[ServerState]]] = {
     S.STOPPED: frozenset({S.STARTING, S.FAILED}),
     S.STARTING: frozenset({S.READY, S.FAILED, S.STOPPING}),
     S.READY: frozenset({S.UNAVAILABLE, S.STOPPING}),
-    S.UNAVAILABLE: frozenset({S.STOPPING, S.STARTING}),
+    S.UNAVAILABLE: frozenset({S.STOPPING, S.STARTING, S.READY}),
     S.FAILED: frozenset({S.STARTING, S.STOPPING}),
     S.STOPPING: frozenset({S.STOPPED, S.FAILED}),
 }

@@ -4,10 +4,10 @@
 ``memory`` pairs two ends in one process, ``stdio/`` speaks to a child process and is the
 process room (spawn, the one shutdown ladder, the operating system's differences: nothing
 else in the package handles a process), ``http`` (with ``http_session``: the session id
-and what is held while it is lost) speaks Streamable HTTP, ``http_auto`` adds the spec's
+and what is held while it is lost; ``http_stream``: its SSE streams and their GETs) speaks Streamable HTTP, ``http_auto`` adds the spec's
 probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport, ``websocket`` MCP
 over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` their
-connections and keep-alive pool, ``proxy`` and ``tls`` their proxies and TLS contexts;
+connections and keep-alive pool, ``proxy``, ``tunnel`` and ``tls`` their proxies, tunnels and TLS contexts;
 ``trace`` is the wire trace of every transport, ``throttle`` bounds a diagnostic a server
 can repeat at will.
 """

@@ -17,6 +17,8 @@ message's method:
   the server's own requests and notifications at once, on the connection the handshake
   left idle ("The server MAY ... return HTTP 405"); requests wait for the server's answer
   to it (``GATE_WAIT`` at most), so what the server sends at once has a stream to go on;
+- the standalone GET stream, when the server ends it, is opened again with a floor and a
+  backoff, never given up for good (see :mod:`.http_stream`);
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
@@ -37,21 +39,27 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from ..wire.http11 import Response, build_request
+from ..wire.http11 import Response
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone, SessionListener
 from .http_session import EXPIRED, HttpSession, SessionDelete
-from .httpconn import Exchange, header
+from .http_stream import (
+    DEFAULT_RETRY_MS,
+    MAX_RETRY_MS,
+    STABLE_STREAM,
+    GetStream,
+    SseStream,
+    StreamRetry,
+    content_type,
+    stale_session,
+)
+from .httpconn import header
 from .remote import PostExchange, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
-#: Waited before a resumption when the server gave no ``retry`` (milliseconds).
-DEFAULT_RETRY_MS: Final = 1000
-#: A longer ``retry`` of the server is cut to this (the call's deadline runs meanwhile).
-MAX_RETRY_MS: Final = 30_000
 DEFAULT_RESUME_ATTEMPTS: Final = 2
 #: How long requests wait for the server to answer the GET stream opened after the
 #: handshake (a server that sends no head until its first event is not waited for longer).
@@ -59,21 +67,6 @@ GATE_WAIT: Final = 1.0
 #: How long ``aclose`` waits for the answer to its DELETE at most.
 DELETE_WAIT: Final = 2.0
 _NONE, _JSON, _SSE = range(3)
-
-
-def _content_type(response: Response) -> str:
-    value = header(response, "content-type") or ""
-    return value.split(";", 1)[0].strip().lower()
-
-
-class _Stream:
-    """An SSE response stream: a POST's and then its resumptions', or the standalone GET's."""
-
-    __slots__ = ("decoder", "events")
-
-    def __init__(self, max_message_size: int) -> None:
-        self.decoder = SSEDecoder(max_line_size=max_message_size + 64, max_event_size=max_message_size)
-        self.events = 0
 
 
 class _Post(PostExchange):
@@ -85,10 +78,10 @@ class _Post(PostExchange):
         super().__init__(transport, data, kind, method)
         self.mode = _NONE
         self.body = bytearray()
-        self.stream: _Stream | None = None
+        self.stream: SseStream | None = None
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
-        self.get: _Get | None = None  # the resumption under way
+        self.get: GetStream | None = None  # the resumption under way
         #: The session the message belongs to: the one current when it was sent (a
         #: message sent before a renewal carries the old id, gets 404 and is sent again).
         self.sent_session = transport.session.id
@@ -107,12 +100,14 @@ class _Post(PostExchange):
             transport.took_session(response)
         elif self.kind == REQUEST and self.sent_session == session.id:
             session.used = True
+            if transport.stream_retry.given_up:
+                transport.exchange_succeeded()
         if response.status in (202, 204):
             return
-        ctype = _content_type(response)
+        ctype = content_type(response)
         if ctype == "text/event-stream":
             self.mode = _SSE
-            self.stream = _Stream(transport.max_message_size)
+            self.stream = SseStream(transport.max_message_size)
         elif ctype == "application/json" or ctype.endswith("+json"):
             self.mode = _JSON
             length = header(response, "content-length")
@@ -134,6 +129,17 @@ class _Post(PostExchange):
               and transport.refused_first(self, response)):
             self.finish()
             self.abort()
+
+    def on_end(self) -> None:
+        body = self.error_body
+        if (self.status == 400 and self.sent_session is not None and body is not None
+                and stale_session(body, self.rid)):
+            # A server that answers a session it no longer knows with 400 instead of the
+            # spec's 404 (server-everything does): the same renewal, with the same bounds.
+            self.finish()
+            self.transport.session_expired(self)
+            return
+        super().on_end()
 
     def too_large(self, what: str) -> None:
         self.finish()
@@ -197,52 +203,6 @@ class _Post(PostExchange):
             self.get = None
 
 
-class _Get(Exchange):
-    """A GET of an SSE stream: the standalone stream, or the resumption of a POST's."""
-
-    def __init__(self, transport: StreamableHttpTransport, stream: _Stream, post: _Post | None) -> None:
-        self.transport = transport
-        self.stream = stream
-        self.post = post
-        self.last_event_id = stream.decoder.last_event_id
-        self.events_before = stream.events
-        self.ok = False
-        self.sent_session: str | None = None
-
-    def request(self) -> bytes:
-        transport = self.transport
-        self.sent_session = transport.session.id
-        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session.headers(self.sent_session)]
-        if self.last_event_id:
-            ours.append(("Last-Event-ID", self.last_event_id))
-        return build_request("GET", transport.target, transport.merged(ours))
-
-    def on_response(self, response: Response) -> None:
-        transport = self.transport
-        if transport.gate is not None and self.post is None:
-            transport.open_gate()
-        if response.status == 200 and _content_type(response) == "text/event-stream":
-            self.ok = True
-            return
-        self.abort()
-        transport.get_refused(self, response)
-
-    def on_data(self, chunk: bytes) -> None:
-        if not self.ok:
-            return
-        post = self.post
-        rid = post.rid if post is not None and not post.done else None
-        self.transport.feed(self.stream, chunk, rid)
-
-    def on_end(self) -> None:
-        self.transport.get_ended(self, "the server ended the stream")
-
-    def on_error(self, why: str) -> None:
-        if self.transport.gate is not None and self.post is None:
-            self.transport.open_gate()
-        self.transport.get_ended(self, why)
-
-
 class StreamableHttpTransport(RemoteTransport):
     """MCP over Streamable HTTP to one endpoint URL.
 
@@ -270,9 +230,11 @@ class StreamableHttpTransport(RemoteTransport):
         #: The first message sent (the spec's probe of a legacy server looks at its answer).
         self.first: _Post | None = None
         #: The standalone GET stream (while it is open or being opened).
-        self.standalone: _Get | None = None
-        self._standalone_stream: _Stream | None = None
-        self._stream_failures = 0
+        self.standalone: GetStream | None = None
+        self._standalone_stream: SseStream | None = None
+        #: The tries of the GET stream (``given_up``: it failed ``resume_attempts + 1`` in a
+        #: row; it is still tried, and after a successful exchange, once a second at most).
+        self.stream_retry = StreamRetry()
         self._timers: set[asyncio.TimerHandle] = set()
         #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
         self.gate: list[_Post] | None = None
@@ -324,8 +286,8 @@ class StreamableHttpTransport(RemoteTransport):
             # Opened now, on the connection the handshake left idle, so that what the server
             # sends right after the handshake (list changes...) has a stream to go on; the
             # session's requests wait until the server answered it (at most GATE_WAIT).
-            self._standalone_stream = _Stream(self.max_message_size)
-            self.standalone = _Get(self, self._standalone_stream, None)
+            self._standalone_stream = SseStream(self.max_message_size)
+            self.standalone = GetStream(self, self._standalone_stream, None)
             self.gate = []
             self._gate_timer = self._later(GATE_WAIT, self.open_gate)
             self.pool.submit(self.standalone)
@@ -369,7 +331,7 @@ class StreamableHttpTransport(RemoteTransport):
                             post.finish()
         super().deliver(messages)
 
-    def feed(self, stream: _Stream, chunk: bytes, rid: Any) -> None:
+    def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:
         """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any)."""
         for event in stream.decoder.feed(chunk):
             stream.events += 1
@@ -379,6 +341,8 @@ class StreamableHttpTransport(RemoteTransport):
             # is not MCP's.
             elif event.data and event.event == "message" and self.live:
                 self.deliver_raw(event.data)
+                if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
+                    self.stream_back(self.standalone)
 
     def response_lost(self, rid: Any) -> None:
         post = self.requests.get(rid) if type(rid) in (int, str) else None
@@ -386,7 +350,9 @@ class StreamableHttpTransport(RemoteTransport):
             post.finish()
 
     def statistics(self) -> dict[str, Any]:
-        return {**super().statistics(), "sessions_lost": self.session.losses}
+        return {**super().statistics(), "sessions_lost": self.session.losses,
+                "get_stream": ("retrying" if self.stream_retry.given_up else "open" if self.standalone is not None
+                               else "none")}
 
     def refused_first(self, post: _Post, response: Response) -> bool:
         """The first message sent got 400, 404 or 405: true if a subclass takes it from here
@@ -447,7 +413,7 @@ class StreamableHttpTransport(RemoteTransport):
                 post.sent_session = self.session.id  # held: it was never sent
                 self.pool.submit(post)
         if self.open_stream and self.standalone is None and self._standalone_stream is not None:
-            self._stream_failures = 0
+            self.stream_retry.failures = 0
             self._open_standalone()
 
     def _resend(self, post: _Post) -> None:
@@ -484,7 +450,7 @@ class StreamableHttpTransport(RemoteTransport):
         post.timer = None
         if self.live and not post.done:
             assert post.stream is not None
-            post.get = _Get(self, post.stream, post)
+            post.get = GetStream(self, post.stream, post)
             self.pool.submit(post.get)
 
     def _retry_delay(self, decoder: SSEDecoder) -> float:
@@ -504,12 +470,14 @@ class StreamableHttpTransport(RemoteTransport):
 
     def _open_standalone(self) -> None:
         stream = self._standalone_stream
-        if not self.live or stream is None:
+        self.stream_retry.timer = None
+        if not self.live or stream is None or self.standalone is not None:
             return
-        self.standalone = _Get(self, stream, None)
+        self.stream_retry.tried = asyncio.get_running_loop().time()
+        self.standalone = GetStream(self, stream, None)
         self.pool.submit(self.standalone)
 
-    def get_refused(self, get: _Get, response: Response) -> None:
+    def get_refused(self, get: GetStream, response: Response) -> None:
         status = f"HTTP {response.status} {response.reason}".rstrip()
         session = self.session
         if response.status == 404 and get.sent_session is not None:
@@ -536,7 +504,17 @@ class StreamableHttpTransport(RemoteTransport):
                 self.http_errors += 1
                 self.note(f"the GET stream was refused: {status}")
 
-    def get_ended(self, get: _Get, why: str) -> None:
+    def get_unreachable(self, get: GetStream, why: str) -> None:
+        """No connection could be made for ``get``: the server is gone once the standalone
+        stream failed so ``resume_attempts + 1`` times in a row."""
+        if get is self.standalone:
+            self.stream_retry.unreachable += 1
+            if self.stream_retry.unreachable > self.resume_attempts:
+                self.gone(why)
+                return
+        self.get_ended(get, why)
+
+    def get_ended(self, get: GetStream, why: str) -> None:
         if not self.live:
             return
         get.stream.decoder.feed_eof()
@@ -547,19 +525,44 @@ class StreamableHttpTransport(RemoteTransport):
             return
         if get is not self.standalone:
             return
-        # The standalone stream: opened again (with Last-Event-ID) after ``retry``, unless
-        # the last tries carried nothing.
+        # The standalone stream: opened again (with Last-Event-ID) with a floor and a backoff
+        # (:class:`.http_stream.StreamRetry`): a server that sends one event and closes with
+        # ``retry: 0`` must not get a connection per event.
         self.standalone = None
-        if get.stream.events > get.events_before:
-            self._stream_failures = 0
-        else:
-            self._stream_failures += 1
-        if self._stream_failures > self.resume_attempts:
-            self.note(f"the GET stream was given up after {self._stream_failures} failed tries: {why}")
-            return
         self.reconnects += 1
-        logger.debug("%s: the GET stream ended (%s); opening it again", self.name, why)
-        self._later(self._retry_delay(get.stream.decoder), self._open_standalone)
+        tries = self.stream_retry
+        delay = tries.ended(get)
+        if tries.failures > self.resume_attempts and not tries.given_up:
+            tries.given_up = True
+            self.note(f"the GET stream failed {tries.failures} tries in a row ({why}): the server's own "
+                      f"requests and notifications are not received until it opens again (tried every "
+                      f"{delay:g} s and after the next successful call)")
+        logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
+        tries.timer = self._later(delay, self._open_standalone)
+
+    def exchange_succeeded(self) -> None:
+        """A request was answered: a GET stream given up is tried again now (not more than
+        once a second), the server being there."""
+        tries = self.stream_retry
+        if (tries.given_up and self.standalone is None and self.live and not self.session.lost
+                and asyncio.get_running_loop().time() - tries.tried >= 1.0):
+            if tries.timer is not None:
+                tries.timer.cancel()
+                self._timers.discard(tries.timer)
+            self._open_standalone()
+
+    def stream_opened(self, get: GetStream) -> None:
+        """The GET stream was answered: after a give-up, it counts as back once it carried
+        a message or stayed open ``STABLE_STREAM``."""
+        if get is self.standalone:
+            self.stream_retry.unreachable = 0
+            if self.stream_retry.given_up:
+                self._later(STABLE_STREAM, self.stream_back, get)
+
+    def stream_back(self, get: GetStream) -> None:
+        if get is self.standalone and get.ok and self.stream_retry.given_up:
+            self.stream_retry.given_up = False
+            logger.warning("%s: the GET stream is open again", self.name)
 
     # -- closing ----------------------------------------------------------------------------
 

@@ -7,10 +7,15 @@ reads goes through the :class:`~mcphost.wire.http11.ResponseParser` and on to th
 read it — no reader task, no stream copy. An exchange is one request and what comes back;
 the transports above say what each response means (:mod:`.http`, :mod:`.sse`).
 
-The pool keeps at most ``max_connections`` connections to the origin; a request that finds
-no idle connection and no room waits for one (in order). Requests marked ``urgent`` (a
-response or a notification, which the server answers at once) never wait: an answer the
-server is waiting for must not queue behind the streams that wait for it. A connection
+The pool keeps at most ``max_connections`` connections to the origin, whatever the server
+does; a request that finds no idle connection and no room waits for one (in order).
+Requests marked ``urgent`` (a response or a notification, which the server answers at once)
+must not queue behind the streams that wait for them, nor take the connections requests
+need: the other exchanges (requests, GET streams) hold at most ``max_connections - 1``
+connections and the urgent ones the last one (with fewer than 3 in all, both share them),
+where they go one after the other, ahead of everything else. A server that never reads its
+answers holds that one connection and no more: the urgent exchanges that wait are bounded
+too (``MAX_URGENT_WAITING``; past it the newest is dropped, counted in ``dropped``). A connection
 goes back to the pool when its response ended and the server keeps it alive; the server
 may close an idle one at any time, so an exchange that finds its kept-alive connection
 closed before a single byte of the response came is sent once more on a new connection.
@@ -43,19 +48,23 @@ from ..wire.http11 import (
     ResponseParser,
 )
 from .proxy import Proxy
+from .throttle import Throttle
+from .tunnel import open_tunnel
 
 __all__ = [
-    "ConnectionPool", "Exchange", "HttpConnection", "Origin", "clip", "describe", "header", "parse_url",
+    "ConnectionPool", "Exchange", "HttpConnection", "MAX_URGENT_WAITING", "Origin", "clip", "describe", "header",
+    "parse_url",
 ]
 
 logger = logging.getLogger("mcphost.transports.http")
 
 DEFAULT_MAX_CONNECTIONS: Final = 8
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
+#: Urgent exchanges (answers, notifications) waiting for a connection at most; past it the
+#: newest is dropped (a server that does not read its answers cannot make the host hold more).
+MAX_URGENT_WAITING: Final = 1024
 #: Past this many bytes buffered for the socket, senders are asked to ``drain()``.
 _HIGH_WATER: Final = 1 << 20
-#: The most a proxy's answer to CONNECT may hold before its blank line.
-_MAX_TUNNEL_HEAD: Final = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,34 +338,6 @@ class HttpConnection(asyncio.Protocol):
                 transport.close()
 
 
-class _Tunnel(asyncio.Protocol):
-    """A connection to a proxy until it answers ``CONNECT`` (then TLS takes it over)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.head: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
-
-    def data_received(self, data: bytes) -> None:
-        if self.head.done():
-            return
-        self.buffer += data
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(self.buffer) > _MAX_TUNNEL_HEAD:
-                self.head.set_exception(OSError("the proxy's answer to CONNECT is too long"))
-            return
-        line = bytes(self.buffer[: self.buffer.find(b"\r\n")]).decode("latin-1")
-        parts = line.split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            self.head.set_exception(OSError(f"the proxy's answer to CONNECT is not HTTP: {clip(line, 80)}"))
-            return
-        self.head.set_result((int(parts[1]), parts[2].strip() if len(parts) > 2 else ""))
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.head.done():
-            self.head.set_exception(OSError("the proxy closed the connection"))
-
-
 class ConnectionPool:
     """The connections to one origin (bounded), and the exchanges waiting for one."""
 
@@ -381,7 +362,17 @@ class ConnectionPool:
         self.idle: list[HttpConnection] = []
         self.conns: set[HttpConnection] = set()
         self.waiting: deque[Exchange] = deque()
+        #: Urgent exchanges waiting (served before ``waiting``).
+        self.urgent_waiting: deque[Exchange] = deque()
+        #: Connections the other exchanges may hold at most: one is left for urgent ones
+        #: (with fewer than 3 in all, they share them).
+        self.normal_cap = max_connections - 1 if max_connections >= 3 else max_connections
+        #: Connections the urgent exchanges may hold at most (a server that does not read
+        #: its answers must not take the requests' connections).
+        self.urgent_cap = max_connections - self.normal_cap or max_connections
         self.opening = 0
+        self._opening_urgent = 0
+        self._dropped = Throttle()
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._paused = 0
@@ -405,6 +396,21 @@ class ConnectionPool:
     def size(self) -> int:
         """Connections open or being opened."""
         return len(self.conns) + self.opening
+
+    @property
+    def dropped(self) -> int:
+        """Urgent exchanges dropped because too many waited for a connection."""
+        return self._dropped.count
+
+    def _room_for(self, urgent: bool) -> bool:
+        """An exchange of this kind may take one more connection: the other exchanges hold
+        at most ``normal_cap``, the urgent ones the rest."""
+        busy = self._opening_urgent if urgent else self.opening - self._opening_urgent
+        for conn in self.conns:
+            exchange = conn.exchange
+            if exchange is not None and exchange.urgent == urgent:
+                busy += 1
+        return busy < (self.urgent_cap if urgent else self.normal_cap)
 
     # -- connecting -------------------------------------------------------------------------
 
@@ -447,25 +453,8 @@ class ConnectionPool:
         if not origin.secure:
             _, conn = await loop.create_connection(lambda: HttpConnection(self), proxy.host, proxy.port)
             return conn
-        tunnel = _Tunnel()
-        raw, _ = await loop.create_connection(lambda: tunnel, proxy.host, proxy.port)
-        try:
-            authority = origin.shown
-            head = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
-            if proxy.authorization is not None:
-                head += f"Proxy-Authorization: {proxy.authorization}\r\n"
-            raw.write((head + "\r\n").encode("latin-1"))
-            status, reason = await tunnel.head
-            if status != 200:
-                hint = " (check the user and password in the proxy URL)" if status == 407 else ""
-                raise OSError(f"the proxy {proxy.shown} refused the tunnel: HTTP {status} {reason}".rstrip() + hint)
-            assert self.ssl_context is not None
-            secure = await loop.start_tls(raw, tunnel, self.ssl_context, server_hostname=origin.host)
-            if secure is None:
-                raise OSError("the proxy closed the tunnel")
-        except BaseException:
-            raw.abort()
-            raise
+        assert self.ssl_context is not None
+        secure = await open_tunnel(proxy, origin, self.ssl_context)
         conn = HttpConnection(self)
         secure.set_protocol(conn)
         conn.connection_made(secure)
@@ -487,36 +476,52 @@ class ConnectionPool:
         if self.closed:
             exchange.on_error("the transport is closed")
             return
-        idle = self.idle
-        while idle:
-            conn = idle.pop()  # the most recently used: the least likely to be closed
-            if not conn.lost and conn.transport is not None and not conn.transport.is_closing():
-                conn.begin(exchange)
+        urgent = exchange.urgent
+        if self._room_for(urgent):
+            idle = self.idle
+            while idle:
+                conn = idle.pop()  # the most recently used: the least likely to be closed
+                if not conn.lost and conn.transport is not None and not conn.transport.is_closing():
+                    conn.begin(exchange)
+                    return
+            if self.size < self.max_connections:
+                self._open(exchange)
                 return
-        if self.size < self.max_connections or exchange.urgent:
-            self._open(exchange)
-        else:
+        if not urgent:
             self.waiting.append(exchange)
+        elif len(self.urgent_waiting) < MAX_URGENT_WAITING:
+            self.urgent_waiting.append(exchange)
+        # Else dropped as it is: nobody waits for an answer or a notification once sent. The
+        # server decides how often: the warning is throttled.
+        elif self._dropped.tick():
+            logger.warning("%s: %d answers and notifications wait for a connection (the server does not "
+                           "read them); dropped one%s", self.origin.shown, MAX_URGENT_WAITING,
+                           self._dropped.suffix())
 
     def _open(self, exchange: Exchange) -> None:
         self.opening += 1
-        task = asyncio.get_running_loop().create_task(self._connect_for(exchange))
+        urgent = exchange.urgent
+        self._opening_urgent += urgent
+        task = asyncio.get_running_loop().create_task(self._connect_for(exchange, urgent))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _connect_for(self, exchange: Exchange) -> None:
+    async def _connect_for(self, exchange: Exchange, urgent: bool) -> None:
         try:
             conn = await self.connect()
         except OSError as exc:
             self.opening -= 1
+            self._opening_urgent -= urgent
             if not self.closed:
                 exchange.on_connect_failed(str(exc))
                 self._next()
             return
         except asyncio.CancelledError:
             self.opening -= 1
+            self._opening_urgent -= urgent
             raise
         self.opening -= 1
+        self._opening_urgent -= urgent
         conn.begin(exchange)
 
     def release(self, conn: HttpConnection, keep: bool) -> None:
@@ -526,7 +531,9 @@ class ConnectionPool:
         if not keep or self.closed:
             conn.close()
             return
-        if self.waiting:
+        if self.urgent_waiting and self._room_for(True):
+            conn.begin(self.urgent_waiting.popleft())
+        elif self.waiting and self._room_for(False):
             conn.begin(self.waiting.popleft())
         elif len(self.idle) < self.max_connections:
             self.idle.append(conn)
@@ -542,8 +549,13 @@ class ConnectionPool:
             self._next()
 
     def _next(self) -> None:
-        while self.waiting and self.size < self.max_connections:
-            self._open(self.waiting.popleft())
+        while self.size < self.max_connections:
+            if self.urgent_waiting and self._room_for(True):
+                self._open(self.urgent_waiting.popleft())
+            elif self.waiting and self._room_for(False):
+                self._open(self.waiting.popleft())
+            else:
+                break
 
     # -- flow control -----------------------------------------------------------------------
 
@@ -568,6 +580,7 @@ class ConnectionPool:
         """Drop every connection and waiting exchange at once (nothing is told)."""
         self.closed = True
         self.waiting.clear()
+        self.urgent_waiting.clear()
         self.idle.clear()
         for task in list(self._tasks):
             task.cancel()

@@ -1,6 +1,6 @@
 """HTTP proxies for the remote transports, from the environment as curl reads it.
 
-Layer 2, no I/O here (the tunnel is opened by :mod:`.httpconn`). Which proxy a URL goes
+Layer 2, no I/O here (the tunnel is opened by :mod:`.tunnel`). Which proxy a URL goes
 through:
 
 - ``https://`` (and ``wss://``): ``https_proxy``, then ``HTTPS_PROXY``, then ``all_proxy``

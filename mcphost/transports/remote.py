@@ -147,7 +147,7 @@ class RemoteTransport(GoneOnce):
             "bytes_in": pool.bytes_in, "bytes_out": pool.bytes_out,
             "messages_in": self.messages_in, "messages_out": self.messages_out,
             "http_requests": pool.requests, "http_errors": self.http_errors,
-            "connections": pool.connections, "reconnects": self.reconnects,
+            "connections": pool.connections, "reconnects": self.reconnects, "answers_dropped": pool.dropped,
             "oversized": self.oversized_messages, "not_json": self._not_json.count,
         }
 

@@ -7,7 +7,8 @@ streamableHttp`` (Streamable HTTP at ``http://127.0.0.1:<port>/mcp``), ``"sse"``
 
 The server runs in a session (process group) of its own on a free port; ``start()`` waits,
 bounded, until the port accepts connections (the first ``npx`` may download the package);
-``stop()`` ends the whole group and waits until no process of it is left. What the server
+``stop()`` ends the whole group and waits until no process of it is left; ``restart()``
+starts a new server on the same port. What the server
 prints (both streams, in order) goes to a file: :meth:`log` reads it, so a test can see the
 server's side of a session (its id, its end).
 """
@@ -59,12 +60,13 @@ class EverythingServer:
         with open(self.log_path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
 
-    def start(self, timeout: float = START_TIMEOUT, attempts: int = 3) -> EverythingServer:
-        """Start the server and wait until its port accepts connections (bounded)."""
+    def start(self, timeout: float = START_TIMEOUT, attempts: int = 3, port: int = 0) -> EverythingServer:
+        """Start the server (on ``port``, else a free one) and wait until its port accepts
+        connections (bounded)."""
         assert NPX is not None, "npx is not installed"
         deadline = time.monotonic() + timeout
         for _ in range(attempts):
-            self.port = free_port()
+            self.port = port or free_port()
             env = {**os.environ, "PORT": str(self.port)}
             self.process = subprocess.Popen(
                 [NPX, "-y", PACKAGE, MODES[self.mode]],
@@ -105,6 +107,12 @@ class EverythingServer:
         process.wait(STOP_TIMEOUT)
         assert not group_alive(pgid), f"processes of group {pgid} survived SIGKILL"
         self.process = None
+
+    def restart(self) -> None:
+        """End the server and start a new one on the same port (it knows no session of the
+        old one)."""
+        self._end_group()
+        self.start(attempts=1, port=self.port)
 
     def stop(self) -> None:
         """End the server (idempotent); its log stays readable until the file is removed."""

@@ -151,3 +151,25 @@ async def test_two_sse_servers_talk_2_tables_shape(sse_server: EverythingServer,
             assert "get-sum" not in metrics["product_metadata_mcp"]["tools"]
         for name, server in (("database_mcp", first), ("product_metadata_mcp", second)):
             assert await wait_for(lambda s=server, n=name: f"Client Disconnected:  {sids[n]}" in s.log())
+
+
+# -- a restart of the server behind the same URL -----------------------------------------------
+
+
+async def test_a_restarted_server_answers_the_old_session_with_400_and_a_new_one_is_opened(
+        no_leftovers: None) -> None:
+    # server-everything answers a session id it does not know with 400 ("No valid session ID
+    # provided"), not the spec's 404. Before: every call after its restart failed with HTTP
+    # 400 and the server stayed ready. Now the session is renewed as after a 404. No GET
+    # stream here: the restart is what is under test, not its noticing.
+    with EverythingServer("http") as server:
+        cfg = {"mcpServers": {SERVER: {"url": server.url}}}
+        host = MCPHost(cfg, transport_factory=lambda c: StreamableHttpTransport(c.name, c.url, stream=False))
+        async with host:
+            old = session_id(host)
+            assert texts(await host.call_tool(f"{SERVER}.echo", {"message": "one"})) == ["Echo: one"]
+            server.restart()
+            assert texts(await host.call_tool(f"{SERVER}.echo", {"message": "two"})) == ["Echo: two"]
+            assert session_id(host) != old
+            assert host.get_tools()[SERVER]["state"] == "ready"
+            assert host.get_metrics()[SERVER]["transport"]["sessions_lost"] == 1

@@ -31,6 +31,7 @@ def test_every_state_has_a_row_and_is_reachable_from_stopped() -> None:
         [S.STOPPED, S.STARTING, S.FAILED, S.STARTING, S.READY],  # retried start
         [S.STOPPED, S.STARTING, S.READY, S.UNAVAILABLE, S.STARTING, S.READY],  # crash, restart
         [S.STOPPED, S.STARTING, S.READY, S.UNAVAILABLE, S.STOPPING, S.STOPPED],
+        [S.STOPPED, S.STARTING, S.READY, S.UNAVAILABLE, S.READY],  # a remote server answered a probe
         [S.STOPPED, S.STARTING, S.STOPPING, S.STOPPED],  # stopped while starting
         [S.READY, S.STOPPING, S.FAILED],  # the stop itself failed
         [S.STOPPED, S.FAILED, S.STARTING, S.READY],  # not started: a dependency failed

@@ -94,3 +94,58 @@ async def test_a_clean_response_keeps_the_connection() -> None:
         await pool.aclose()
         server.close()
         await server.wait_closed()
+
+
+class Urgent(Get):
+    urgent = True
+
+
+async def test_urgent_exchanges_the_server_never_answers_hold_one_connection_and_a_bounded_queue() -> None:
+    # A server that reads nothing it is sent after the head: each urgent exchange (an answer,
+    # a notification) would have opened a connection of its own. Now: one connection for
+    # them, MAX_URGENT_WAITING wait, the rest are dropped and counted; requests still go.
+    from mcphost.transports.httpconn import MAX_URGENT_WAITING
+
+    open_now = peak = 0
+    stuck = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_now, peak
+        open_now += 1
+        peak = max(peak, open_now)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if head.startswith(b"POST"):
+                    await stuck.wait()  # an answer: never taken
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            open_now -= 1
+            writer.close()
+
+    class Answer(Urgent):
+        def request(self) -> bytes:
+            return b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = ConnectionPool(Origin("http", "127.0.0.1", port))
+    try:
+        total = MAX_URGENT_WAITING + 50
+        for _ in range(total):
+            pool.submit(Answer())
+        for _ in range(5):  # requests go on the connections left to them
+            exchange = Get()
+            pool.submit(exchange)
+            assert await asyncio.wait_for(exchange.done, 10) == (200, b"ok")
+        assert pool.dropped == total - 1 - MAX_URGENT_WAITING
+        assert len(pool.urgent_waiting) == MAX_URGENT_WAITING
+        assert peak <= pool.max_connections and pool.size <= pool.max_connections
+    finally:
+        stuck.set()
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
