@@ -15,8 +15,9 @@ the spec keys are documented in ``docs/testing.md``. From Python::
 
 The server's concerns, one module each: ``common`` (versions, codes, a call), ``core``
 (state and output), ``stdio`` (process and pipes), ``dispatch`` (JSON-RPC lines, batches,
-answers), ``methods`` (MCP requests), ``behaviours`` (what tools do), ``tasks``; ``server``
-assembles them.
+answers), ``methods`` (MCP requests), ``behaviours`` (what tools do), ``tasks``, ``modern``
+(the 2026-07-28 era: discover, ``_meta``, MRTR, listen streams, caching hints) and
+``tasks_ext`` (its tasks extension); ``server`` assembles them.
 """
 
 from __future__ import annotations

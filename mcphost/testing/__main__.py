@@ -14,6 +14,7 @@ import runpy
 import sys
 from typing import Any
 
+from mcphost.testing.common import ERAS
 from mcphost.testing.server import serve
 
 SPEC_HELP = """\
@@ -36,6 +37,10 @@ spec keys (a JSON object; every key optional; full reference in docs/testing.md)
               garbage, garbageEvery, hugeMessageOnStart, ignoreStdinEof, ignoreSigterm,
               spawnChild, notificationFlood, invalidJsonRpc, exitOnStdinEof
   recording   record (JSONL file of everything received), pid_file, verbose
+  2026-07-28  era (legacy|modern|both), supportedVersions, rejectVersionTimes,
+              neverAnswerMethods, discoverError, cache, omitResultType, omitServerInfo,
+              omitRequestState, listenCloseAfter, ignoreClientCapabilities;
+              behavior: inputRounds, resultType, updated; prompts/resources: inputRounds
 """
 
 
@@ -70,11 +75,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spec", help="the spec as a JSON object")
     parser.add_argument("--spec-file", help="a .json file, or a .py file defining SPEC")
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        help="legacy (initialize; the default), modern (2026-07-28 only) or both (dual-era); "
+        "overrides the spec key 'era'",
+    )
     args = parser.parse_args(argv)
     try:
         spec = load_spec(args.spec, args.spec_file)
     except (OSError, ValueError) as exc:
         parser.error(f"bad spec: {exc}")
+    if args.era is not None:
+        spec["era"] = args.era
+    if spec.get("era", "legacy") not in ERAS:
+        parser.error(f"bad spec: era must be one of {', '.join(ERAS)}")
     return serve(spec)
 
 

@@ -21,6 +21,12 @@ class Behaviours(ServerCore):
         """Run a tool's behaviour; None means "send nothing" (cancelled, hang)."""
         b: Msg = tool.get("behavior") or {"echo": True}
         args = call.params.get("arguments") or {}
+        collected: Msg | None = None
+        if call.modern and (b.get("request") is not None or b.get("inputRounds")):
+            # 2026-07-28: no server->client requests; they become MRTR rounds (spec A.8).
+            interim, collected = self.input_round(call, mrtr_rounds(b), "tool:" + str(tool.get("name")))
+            if interim is not None:
+                return ("result", interim)
         if b.get("delay") and self.wait_cancelled(call, float(b["delay"])):
             return None
         for n in b.get("notify") or []:
@@ -32,8 +38,17 @@ class Behaviours(ServerCore):
             return None
         if b.get("mutate"):
             self._mutate(b["mutate"], call)
+        for uri in b.get("updated") or []:
+            self.changed("notifications/resources/updated", {"uri": uri}, call)
         structured: Msg | None = None
-        if b.get("request") is not None:
+        if collected is not None:
+            reqs = b.get("request")
+            if reqs is None:
+                structured = {"inputResponses": collected}
+            else:
+                answers = [{"response": collected.get(f"r{i}")} for i in range(_count(reqs))]
+                structured = {"responses": answers} if isinstance(reqs, list) else answers[0]
+        elif b.get("request") is not None:
             reqs = b["request"]
             answers = self.request_client(reqs if isinstance(reqs, list) else [reqs], call)
             if call.cancelled:
@@ -115,6 +130,10 @@ class Behaviours(ServerCore):
         level = str(entry.get("level", "info"))
         with self._cond:
             threshold = self.log_level
+        if call.modern:
+            threshold = call.level
+            if threshold is None:
+                return  # 2026-07-28: no logLevel in _meta, no log messages (spec A.7)
         if threshold is not None and _level_index(level) < _level_index(threshold):
             return
         params: Msg = {"level": level, "data": entry.get("data")}
@@ -161,7 +180,7 @@ class Behaviours(ServerCore):
                     self.templates = list(change["resourceTemplates"])
                 sent.append("notifications/resources/list_changed")
         for method in sent:
-            self.notify(method, None, call)
+            self.changed(method, None, call)
 
     def request_client(self, reqs: list[Msg], call: Call | None) -> list[Msg]:
         """Send requests to the client concurrently and wait for every answer.
@@ -192,7 +211,7 @@ class Behaviours(ServerCore):
             as_task = isinstance(params, dict) and isinstance(params.get("task"), dict)
             self.record({"event": "request", "id": rid, "method": str(req.get("method")),
                          "task": as_task})
-        self.write_raw(lines)
+        self.write_raw(lines, call)
 
         def done() -> bool:
             if self.closing or (call is not None and call.cancelled):
@@ -211,6 +230,19 @@ class Behaviours(ServerCore):
                 else:
                     answers.append({"response": resp.get("result")})
         return answers
+
+
+def mrtr_rounds(b: Msg) -> list[Msg]:
+    """A behaviour's MRTR rounds: ``inputRounds``, or its ``request`` (one round, keys r0..)."""
+    if b.get("inputRounds"):
+        return [dict(r) for r in b["inputRounds"]]
+    reqs = b["request"]
+    items = reqs if isinstance(reqs, list) else [reqs]
+    return [{f"r{i}": dict(req) for i, req in enumerate(items)}]
+
+
+def _count(reqs: JSON) -> int:
+    return len(reqs) if isinstance(reqs, list) else 1
 
 
 def _level_index(level: JSON) -> int:
