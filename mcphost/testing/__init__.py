@@ -1,4 +1,4 @@
-"""A scriptable fake MCP server (stdio) for testing MCP hosts and the applications built on them.
+"""A scriptable fake MCP server (stdio or HTTP) for testing MCP hosts and the applications built on them.
 
 This package owns the fake server and the helpers that put it in an ``mcp.json``. It imports
 only the standard library (never the rest of ``mcphost``), so it starts fast and keeps
@@ -17,7 +17,10 @@ The server's concerns, one module each: ``common`` (versions, codes, a call), ``
 (state and output), ``stdio`` (process and pipes), ``dispatch`` (JSON-RPC lines, batches,
 answers), ``methods`` (MCP requests), ``behaviours`` (what tools do), ``tasks``, ``modern``
 (the 2026-07-28 era: discover, ``_meta``, MRTR, listen streams, caching hints) and
-``tasks_ext`` (its tasks extension); ``server`` assembles them.
+``tasks_ext`` (its tasks extension); ``server`` assembles them. Over HTTP: ``http`` (a stdlib
+asyncio HTTP/1.1 server for Streamable HTTP in both eras) and ``http_session`` (a server per
+session whose output goes to response streams). Built-in specs: ``scripts`` (``--script``)
+and ``conformance`` (the official conformance suite's reference server contract).
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ class Behaviours(ServerCore):
             interim, collected = self.input_round(call, mrtr_rounds(b), "tool:" + str(tool.get("name")))
             if interim is not None:
                 return ("result", interim)
+        if b.get("closeStream"):
+            self.close_stream(call)  # HTTP: the client must resume with Last-Event-ID
         if b.get("delay") and self.wait_cancelled(call, float(b["delay"])):
             return None
         for n in b.get("notify") or []:

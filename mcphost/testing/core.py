@@ -154,6 +154,9 @@ class ServerCore:
         self._flush_all()
         os._exit(code)
 
+    def close_stream(self, call: Call) -> None:
+        """End the response stream of ``call`` before its answer (HTTP only; stdio has none)."""
+
     def wait_cancelled(self, call: Call, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (None: forever); True if the call was cancelled."""
         with self._cond:

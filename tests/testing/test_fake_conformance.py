@@ -1,0 +1,93 @@
+"""The fake server over HTTP against the official conformance suite's *server* scenarios.
+
+``python -m mcphost.testing --http 0 --script conformance`` serves the suite's reference
+contract; the suite's ``server --suite all`` runs every server scenario against it, and each
+scenario's checks must all pass (no ``FAILURE``, no ``WARNING``). The list of scenarios is
+checked against what the suite version prints, so a new scenario is not silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcphost.testing import package_root
+from tests.test_conformance import (  # noqa: F401  (suite is a fixture)
+    V016,
+    Suite,
+    describe,
+    listed_scenarios,
+    suite,
+)
+
+pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
+
+#: ``conformance list --server`` of 0.1.16.
+SERVER_016 = [
+    "server-initialize", "logging-set-level", "ping", "completion-complete", "tools-list",
+    "tools-call-simple-text", "tools-call-image", "tools-call-audio",
+    "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-with-logging",
+    "tools-call-error", "tools-call-with-progress", "tools-call-sampling",
+    "tools-call-elicitation", "json-schema-2020-12", "elicitation-sep1034-defaults",
+    "server-sse-polling", "server-sse-multiple-streams", "elicitation-sep1330-enums",
+    "resources-list", "resources-read-text", "resources-read-binary",
+    "resources-templates-read", "resources-subscribe", "resources-unsubscribe", "prompts-list",
+    "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
+    "prompts-get-with-image", "dns-rebinding-protection",
+]
+
+
+@contextmanager
+def fake_http(*args: str) -> Iterator[str]:
+    """The fake server over HTTP in a process of its own; yields its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcphost.testing", "--http", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONPATH": package_root()}, start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else url
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+
+
+def results(out: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each scenario's checks, from the ``<out>/server-<scenario>-<time>/checks.json`` files."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in out.glob("server-*/checks.json"):
+        name = path.parent.name.removeprefix("server-").rsplit("-", 6)[0]
+        found[name] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def test_the_server_scenario_list_is_current(suite: Suite) -> None:  # noqa: F811
+    listed = suite.run(V016, "list", "--server", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert listed_scenarios(listed.stdout, "Server scenarios") == SERVER_016, listed.stdout
+
+
+def test_every_server_scenario_passes_0_1_16(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    with fake_http("--script", "conformance") as url:
+        run = suite.run(V016, "server", "--url", url, "--suite", "all", "-o", str(tmp_path))
+    found = results(tmp_path)
+    assert sorted(found) == sorted(SERVER_016), run.stdout[-3000:]
+    bad = {
+        name: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+        for name, checks in found.items()
+    }
+    assert not {k: v for k, v in bad.items() if v}, bad
+    assert all(any(c.get("status") == "SUCCESS" for c in checks) for checks in found.values())
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
