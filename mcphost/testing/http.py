@@ -28,6 +28,7 @@ from .common import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     JSON,
+    META_CAPS,
     META_VERSION,
     METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
@@ -37,6 +38,7 @@ from .common import (
     Msg,
 )
 from .http_session import HttpServer, Stream
+from .modern import MODERN_ROUTES
 
 PATH = "/mcp"
 MAX_HEAD = 64 * 1024
@@ -64,10 +66,10 @@ class Request:
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, code: int, message: str) -> None:
+    def __init__(self, status: int, code: int, message: str, rid: JSON = None) -> None:
         super().__init__(message)
         self.status = status
-        self.body = _error(None, code, message)
+        self.body = _error(rid, code, message)
 
 
 class HttpFront:
@@ -353,8 +355,13 @@ def _check_modern_headers(req: Request, msg: Msg, server: HttpServer, spec: Msg)
     given = msg.get("params")
     params: Msg = given if isinstance(given, dict) else {}
     meta = params.get("_meta")
-    if not isinstance(meta, dict) or not isinstance(meta.get(META_VERSION), str):
-        raise HttpError(400, INVALID_PARAMS, "params._meta with the protocol version is required")
+    rid = msg.get("id")
+    if msg.get("method") not in MODERN_ROUTES:
+        return  # answered 404 with -32601 by the server
+    if (not isinstance(meta, dict) or not isinstance(meta.get(META_VERSION), str)
+            or not isinstance(meta.get(META_CAPS), dict)):
+        raise HttpError(400, INVALID_PARAMS,
+                        "params._meta with protocolVersion and clientCapabilities is required", rid)
     if spec.get("headerChecks") is False:
         return
     method = str(msg.get("method"))
@@ -364,9 +371,10 @@ def _check_modern_headers(req: Request, msg: Msg, server: HttpServer, spec: Msg)
     for name, value in expect.items():
         got = req.headers.get(name)
         if got is None:
-            raise HttpError(400, HEADER_MISMATCH, f"missing header {name}")
+            raise HttpError(400, HEADER_MISMATCH, f"missing header {name}", rid)
         if _decode(got) != value:
-            raise HttpError(400, HEADER_MISMATCH, f"header {name} {got!r} does not match the body")
+            raise HttpError(400, HEADER_MISMATCH,
+                            f"header {name} {got!r} does not match the body", rid)
     if method == "tools/call":
         tool = server.find_tool(params.get("name"))
         args = params.get("arguments")
@@ -375,7 +383,8 @@ def _check_modern_headers(req: Request, msg: Msg, server: HttpServer, spec: Msg)
             if value is None:
                 continue
             if got is None or _decode(got) != value:
-                raise HttpError(400, HEADER_MISMATCH, f"header Mcp-Param-{header} does not match")
+                raise HttpError(400, HEADER_MISMATCH,
+                                f"header Mcp-Param-{header} does not match", rid)
 
 
 def _param_headers(tool: Msg | None, args: Msg) -> list[tuple[str, str | None]]:

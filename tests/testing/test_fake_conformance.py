@@ -23,6 +23,7 @@ import pytest
 from mcphost.testing import package_root
 from tests.test_conformance import (  # noqa: F401  (suite is a fixture)
     V016,
+    V020,
     Suite,
     describe,
     listed_scenarios,
@@ -84,6 +85,25 @@ def test_every_server_scenario_passes_0_1_16(suite: Suite, tmp_path: Path) -> No
         run = suite.run(V016, "server", "--url", url, "--suite", "all", "-o", str(tmp_path))
     found = results(tmp_path)
     assert sorted(found) == sorted(SERVER_016), run.stdout[-3000:]
+    assert_all_pass(found, run)
+
+
+def test_requirements_2025_11_25_pass_0_2_0(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    """0.2.0-alpha.12's frozen 2025-11-25 server set (30 scored, 3 run unscored), dual-era."""
+    listed = suite.run(V020, "list", "--server", "--requirements", "2025-11-25", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    required = listed_scenarios(listed.stdout, "Server scenarios")
+    assert len(required) == 30, listed.stdout
+    with fake_http("--script", "conformance", "--era", "both") as url:
+        run = suite.run(V020, "server", "--url", url, "--requirements", "2025-11-25",
+                        "-o", str(tmp_path))
+    found = results(tmp_path)
+    assert set(required) <= set(found), run.stdout[-3000:]
+    assert len(found) == 33, sorted(found)
+    assert_all_pass(found, run)
+
+
+def assert_all_pass(found: dict[str, list[dict[str, Any]]], run: Any) -> None:
     bad = {
         name: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]
         for name, checks in found.items()
