@@ -24,7 +24,9 @@ class Behaviours(ServerCore):
         collected: Msg | None = None
         if call.modern and (b.get("request") is not None or b.get("inputRounds")):
             # 2026-07-28: no server->client requests; they become MRTR rounds (spec A.8).
-            interim, collected = self.input_round(call, mrtr_rounds(b), "tool:" + str(tool.get("name")))
+            interim, collected = self.input_round(
+                call, mrtr_rounds(b), "tool:" + str(tool.get("name")), bool(b.get("inputOptional"))
+            )
             if interim is not None:
                 return ("result", interim)
         if b.get("closeStream"):
@@ -42,6 +44,8 @@ class Behaviours(ServerCore):
             self._mutate(b["mutate"], call)
         for uri in b.get("updated") or []:
             self.changed("notifications/resources/updated", {"uri": uri}, call)
+        for kind in b.get("listChanged") or []:
+            self.changed(f"notifications/{kind}/list_changed", None, call)
         structured: Msg | None = None
         if collected is not None:
             reqs = b.get("request")

@@ -69,9 +69,15 @@ def _tools() -> list[Msg]:
     schema_2020 = {
         "$schema": SCHEMA_2020_12,
         "type": "object",
-        "$defs": {"address": {"type": "object", "properties": {
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
             "street": {"type": "string"}, "city": {"type": "string"}}}},
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                       "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                       "phone": {"type": "string"}, "email": {"type": "string"}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
     sampling = {"method": "sampling/createMessage", "params": {
@@ -123,6 +129,57 @@ def _tools() -> list[Msg]:
     ]
 
 
+def _modern_tools() -> list[Msg]:
+    """The tools the 2026-07-28 scenarios (0.2.0) call: MRTR, capabilities, list changes."""
+    name = {"user_name": _elicit("What is your name?", {"name": {"type": "string"}}, ["name"])}
+    sampling = {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+        "maxTokens": 50}}
+    roots = {"method": "roots/list", "params": {}}
+    color = {"favorite_color": _elicit("What is your favorite color?",
+                                       {"color": {"type": "string"}}, ["color"])}
+    confirm = {"confirm": _elicit("Please confirm", {"ok": {"type": "boolean"}}, ["ok"])}
+
+    def rounds(*each: Msg, optional: bool = False) -> Msg:
+        return {"inputRounds": list(each), "inputOptional": optional}
+
+    return [
+        _tool("test_input_required_result_elicitation", "Asks for a name (MRTR)", rounds(name)),
+        _tool("test_input_required_result_sampling", "Asks for a completion (MRTR)",
+              rounds({"llm_greeting": sampling})),
+        _tool("test_input_required_result_list_roots", "Asks for the roots (MRTR)",
+              rounds({"client_roots": roots})),
+        _tool("test_input_required_result_request_state", "Round with request state (MRTR)",
+              rounds(confirm)),
+        _tool("test_input_required_result_multiple_inputs", "Three input requests in one round",
+              rounds({**name, "llm_greeting": sampling, "client_roots": roots})),
+        _tool("test_input_required_result_multi_round", "Two rounds of input (MRTR)",
+              rounds(name, color)),
+        _tool("test_input_required_result_tampered_state", "Rejects a changed requestState",
+              rounds(confirm)),
+        _tool("test_input_required_result_capabilities", "Asks only what the client can answer",
+              rounds({**name, "llm_greeting": sampling}, optional=True)),
+        _tool("test_missing_capability", "Needs the sampling capability",
+              rounds({"llm_greeting": sampling})),
+        _tool("test_streaming_elicitation", "Asks for input on its response stream",
+              {**rounds(name), "progress": 2}),
+        _tool("test_logging_tool", "Logs (only with a logLevel in _meta)",
+              {"log": [{"level": "info", "data": "step 1"}, {"level": "info", "data": "step 2"}],
+               "result": _text("logged")}),
+        _tool("test_custom_headers_server", "A tool whose region argument travels in a header",
+              {"echo": True},
+              {"type": "object", "properties": {
+                  "region": {"type": "string", "x-mcp-header": "Region"},
+                  "query": {"type": "string"}}, "required": ["region"]}),
+        _tool("test_trigger_tool_change", "Announces a tools list change",
+              {"listChanged": ["tools"], "result": _text("tools changed")}),
+        _tool("test_trigger_prompt_change", "Announces a prompts list change",
+              {"listChanged": ["prompts"], "result": _text("prompts changed")}),
+        _tool("test_trigger_resource_change", "Announces a resources list change",
+              {"listChanged": ["resources"], "result": _text("resources changed")}),
+    ]
+
+
 def _prompts() -> list[Msg]:
     return [
         {"name": "test_simple_prompt", "description": "A simple prompt without arguments",
@@ -144,6 +201,10 @@ def _prompts() -> list[Msg]:
         {"name": "test_prompt_with_image", "description": "A prompt with image content",
          "messages": [{"role": "user", "content": IMAGE},
                       {"role": "user", "content": "Please analyze the image above."}]},
+        {"name": "test_input_required_result_prompt", "description": "A prompt that asks first",
+         "messages": [{"role": "user", "content": "A prompt made with the user's context."}],
+         "inputRounds": [{"prompt_context": _elicit(
+             "What context should the prompt use?", {"context": {"type": "string"}})}]},
     ]
 
 
@@ -152,7 +213,7 @@ def conformance_spec() -> Msg:
     return {
         "name": "mcphost-fake-conformance",
         "version": "1.0.0",
-        "tools": _tools(),
+        "tools": _tools() + _modern_tools(),
         "prompts": _prompts(),
         "resources": [
             {"uri": "test://static-text", "name": "Static Text Resource",

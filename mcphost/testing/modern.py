@@ -273,16 +273,20 @@ class Modern(ServerCore):
             entry = next((r for r in items if r.get("uri") == key), None)
         if entry is None or not entry.get("inputRounds"):
             return None
-        interim, _ = self.input_round(call, list(entry["inputRounds"]), f"{call.method}:{key}")
+        interim, _ = self.input_round(call, list(entry["inputRounds"]), f"{call.method}:{key}",
+                                      bool(entry.get("inputOptional")))
         return interim
 
-    def input_round(self, call: Call, rounds: list[Msg], owner: str) -> tuple[Msg | None, Msg]:
+    def input_round(self, call: Call, rounds: list[Msg], owner: str,
+                    optional: bool = False) -> tuple[Msg | None, Msg]:
         """One step of a multi-round-trip request (spec A.8).
 
         Returns ``(interim, responses)``: an ``InputRequiredResult`` to send while rounds are
         left, else ``(None, every response collected)``. The round reached and the responses
         so far travel in ``requestState`` (signed, so a changed echo is refused with -32602);
-        without a state the round is the number of leading rounds fully answered.
+        without a state the round is the number of leading rounds fully answered. A retry that
+        lacks some of the round's responses gets the round again (SEP-2322: re-request).
+        ``optional``: input requests the client has no capability for are left out.
         """
         raw_state = call.params.get("requestState")
         responses = call.params.get("inputResponses")
@@ -293,20 +297,24 @@ class Modern(ServerCore):
             n, collected = _open_state(raw_state, owner)
             if n < 1 or n > len(rounds):
                 raise RpcError(INVALID_PARAMS, "requestState does not belong to this request")
-            missing = [k for k in rounds[n - 1] if k not in given]
-            if missing:
-                raise RpcError(INVALID_PARAMS, f"inputResponses lacks {missing}")
-            collected.update({k: given[k] for k in rounds[n - 1]})
+            asked = _asked(call, rounds[n - 1], optional)
+            if all(k in given for k in asked):
+                collected.update({k: given[k] for k in asked})
+            else:
+                n -= 1  # ask for the same round again
         else:
             n, collected = 0, {}
-            while n < len(rounds) and all(k in given for k in rounds[n]):
-                collected.update({k: given[k] for k in rounds[n]})
+            while n < len(rounds) and all(k in given for k in _asked(call, rounds[n], optional)):
+                collected.update({k: given[k] for k in _asked(call, rounds[n], optional)})
                 n += 1
+        bad = sorted(k for k, v in given.items() if not isinstance(v, dict))
+        if bad:
+            raise RpcError(INVALID_PARAMS, f"inputResponses {bad} must be result objects")
         self.record({"event": "inputResponses", "owner": owner, "round": n,
                      "keys": sorted(given), "state": raw_state is not None})
         if n >= len(rounds):
             return None, collected
-        requests = rounds[n]
+        requests = _asked(call, rounds[n], optional)
         needed = {INPUT_CAPABILITY.get(str(r.get("method"))) for r in requests.values()}
         lacking = sorted(c for c in needed if c is not None and c not in call.caps)
         if lacking and not self.spec.get("ignoreClientCapabilities"):
@@ -321,6 +329,15 @@ class Modern(ServerCore):
         if not self.spec.get("omitRequestState"):
             interim["requestState"] = _seal_state(owner, n + 1, collected)
         return interim, collected
+
+
+def _asked(call: Call, requests: Msg, optional: bool) -> Msg:
+    """A round's input requests; ``optional``: only those the client has a capability for."""
+    if not optional:
+        return requests
+    return {k: r for k, r in requests.items()
+            if INPUT_CAPABILITY.get(str(r.get("method")), "") in call.caps
+            or str(r.get("method")) not in INPUT_CAPABILITY}
 
 
 def _seal_state(owner: str, n: int, collected: Msg) -> str:

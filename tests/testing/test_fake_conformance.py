@@ -103,6 +103,27 @@ def test_requirements_2025_11_25_pass_0_2_0(suite: Suite, tmp_path: Path) -> Non
     assert_all_pass(found, run)
 
 
+def test_requirements_2026_07_28_pass_0_2_0(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    """0.2.0-alpha.12's frozen 2026-07-28 server set (37 scored), stateless, modern-only.
+
+    The run also plays the unscored scenarios: the three ``pending`` ones pass too; the ten
+    ``tasks-*`` ones of the tasks extension are checked in ``test_tasks_extension_*``.
+    """
+    listed = suite.run(V020, "list", "--server", "--requirements", "2026-07-28", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    required = listed_scenarios(listed.stdout, "Server scenarios")
+    assert len(required) == 37, listed.stdout
+    with fake_http("--script", "conformance", "--era", "modern") as url:
+        run = suite.run(V020, "server", "--url", url, "--requirements", "2026-07-28",
+                        "-o", str(tmp_path))
+    found = results(tmp_path)
+    assert set(required) <= set(found), run.stdout[-3000:]
+    pending = {"json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation"}
+    assert pending <= set(found)
+    assert_all_pass({k: v for k, v in found.items() if not k.startswith("tasks-")}, run)
+    assert len([k for k in found if not k.startswith("tasks-")]) == 40
+
+
 def assert_all_pass(found: dict[str, list[dict[str, Any]]], run: Any) -> None:
     bad = {
         name: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]

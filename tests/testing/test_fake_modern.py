@@ -103,8 +103,8 @@ def test_mrtr_rounds_check_capabilities_state_and_responses(fake: Any) -> None:
                     inputResponses={"who": answer}, requestState=state + "x")
     assert tampered["error"]["code"] == -32602
     lacking = mreq(p, "tools/call", caps, name="ask", arguments={}, inputResponses={},
-                   requestState=state)
-    assert lacking["error"]["code"] == -32602
+                   requestState=state)["result"]
+    assert lacking["inputRequests"] == rounds[0]  # the same round, asked again (SEP-2322)
     second = mreq(p, "tools/call", caps, name="ask", arguments={},
                   inputResponses={"who": answer}, requestState=state)["result"]
     assert second["inputRequests"] == rounds[1]
@@ -117,6 +117,17 @@ def test_mrtr_rounds_check_capabilities_state_and_responses(fake: Any) -> None:
     err = mreq(p, "tools/call", {"sampling": {}}, name="ask", arguments={})["error"]
     assert err["code"] == -32021
     assert err["data"] == {"requiredCapabilities": {"elicitation": {}}}
+
+
+def test_optional_input_requests_are_left_out_for_a_client_without_the_capability(fake: Any) -> None:
+    both = [{"llm": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+             "who": {"method": "elicitation/create", "params": FORM}}]
+    p = fake({"era": "modern", "tools": [tool("ask", inputRounds=both, inputOptional=True)]})
+    asked = mreq(p, "tools/call", {"sampling": {}}, name="ask")["result"]
+    assert list(asked["inputRequests"]) == ["llm"]
+    done = mreq(p, "tools/call", {"sampling": {}}, name="ask", inputResponses={"llm": {}},
+                requestState=asked["requestState"])["result"]
+    assert done["resultType"] == "complete"
 
 
 def test_a_legacy_request_behaviour_becomes_one_round(fake: Any) -> None:
