@@ -8,6 +8,7 @@ huge results. Each waits on the shared condition, so a cancellation ends it at o
 from __future__ import annotations
 
 import json
+import re
 import time
 
 from .common import COMPACT, JSON, LOG_LEVELS, RELATED_TASK, TERMINAL, Call, Msg, dumps
@@ -31,6 +32,13 @@ class Behaviours(ServerCore):
                 return ("result", interim)
         if b.get("closeStream"):
             self.close_stream(call)  # HTTP: the client must resume with Last-Event-ID
+        if b.get("delayArg") is not None:
+            # The delay is one of the call's arguments, e.g. {"delayArg": "seconds"}.
+            delay = args.get(b["delayArg"]) if isinstance(args, dict) else None
+            if isinstance(delay, (int, float)) and delay > 0 and self.wait_cancelled(
+                call, min(float(delay), 3600.0)
+            ):
+                return None
         if b.get("delay") and self.wait_cancelled(call, float(b["delay"])):
             return None
         for n in b.get("notify") or []:
@@ -89,6 +97,12 @@ class Behaviours(ServerCore):
             )
         if b.get("huge") is not None:
             return ("result", {"content": [{"type": "text", "text": "x" * int(b["huge"])}]})
+        if b.get("template") is not None:
+            # Text with {argument} placeholders filled from the call's arguments.
+            values = {str(k): str(v) for k, v in (args if isinstance(args, dict) else {}).items()}
+            text = re.sub(r"\{([A-Za-z0-9_]+)\}", lambda m: values.get(m.group(1), m.group(0)),
+                          str(b["template"]))
+            return ("result", {"content": [{"type": "text", "text": text}]})
         if structured is not None:
             text = json.dumps(structured, separators=COMPACT)
             return (

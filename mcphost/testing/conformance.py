@@ -180,6 +180,35 @@ def _modern_tools() -> list[Msg]:
     ]
 
 
+def _task_tools() -> list[Msg]:
+    """The fixtures of the tasks extension scenarios (0.2.0, ``tasks-*``)."""
+    def task(name: str, description: str, support: str, behavior: Msg,
+             schema: Msg | None = None) -> Msg:
+        return {**_tool(name, description, behavior, schema), "execution": {"taskSupport": support}}
+
+    name = {"user_name": _elicit("What is your name?", {"name": {"type": "string"}}, ["name"])}
+    confirm = {"confirm": _elicit("Delete it?", {"confirm": {"type": "boolean"}}, ["confirm"])}
+    both = {"first": _elicit("First value?", {"value": {"type": "string"}}),
+            "second": _elicit("Second value?", {"value": {"type": "string"}})}
+    return [
+        _tool("greet", "Greets (sync only)", {"template": "Hello, {name}!"},
+              {"type": "object", "properties": {"name": {"type": "string"}}}),
+        task("slow_compute", "Sleeps `seconds`, then answers (a task)", "optional",
+             {"delayArg": "seconds", "template": "Computed after {seconds} seconds"},
+             {"type": "object", "properties": {"seconds": {"type": "number"}}}),
+        task("failing_job", "A task whose tool reports an error", "required",
+             {"isError": "The job failed"}),
+        task("protocol_error_job", "A task that fails with a JSON-RPC error", "required",
+             {"error": {"code": -32603, "message": "Internal error in the job"}}),
+        task("confirm_delete", "A task that asks for a confirmation", "optional",
+             {"inputRounds": [confirm]}),
+        task("multi_input", "A task that asks two things at once", "optional",
+             {"inputRounds": [both]}),
+        task("test_tool_with_task", "Asks for a name (MRTR), then runs as a task", "required",
+             {"inputRounds": [name], "inputBeforeTask": True}),
+    ]
+
+
 def _prompts() -> list[Msg]:
     return [
         {"name": "test_simple_prompt", "description": "A simple prompt without arguments",
@@ -213,7 +242,7 @@ def conformance_spec() -> Msg:
     return {
         "name": "mcphost-fake-conformance",
         "version": "1.0.0",
-        "tools": _tools() + _modern_tools(),
+        "tools": _tools() + _modern_tools() + _task_tools(),
         "prompts": _prompts(),
         "resources": [
             {"uri": "test://static-text", "name": "Static Text Resource",

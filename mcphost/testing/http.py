@@ -54,7 +54,8 @@ REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 403: "Forbidden", 404
 #: Error codes of the 2026-07-28 era answered with an HTTP status other than 200.
 MODERN_STATUS = {HEADER_MISMATCH: 400, MISSING_CAPABILITY: 400, UNSUPPORTED_VERSION: 400,
                  METHOD_NOT_FOUND: 404}
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+         "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 class Request:

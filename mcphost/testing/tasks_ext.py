@@ -14,7 +14,16 @@ import threading
 import uuid
 
 from .behaviours import mrtr_rounds
-from .common import INVALID_PARAMS, TERMINAL, Call, Msg, RpcError, now
+from .common import (
+    INVALID_PARAMS,
+    MISSING_CAPABILITY,
+    TASKS_EXTENSION,
+    TERMINAL,
+    Call,
+    Msg,
+    RpcError,
+    now,
+)
 from .core import ServerCore
 
 MAX_TASKS = 1000
@@ -37,12 +46,22 @@ class ModernTask:
         self.requests: Msg | None = None  # the open round's input requests
         self.responses: Msg = {}
         self.cancelled = False
+        self.run: Call | None = None
 
 
 class TasksExt(ServerCore):
     """Creates extension tasks and answers ``tasks/get``, ``tasks/update``, ``tasks/cancel``."""
 
     def _start_modern_task(self, call: Call, tool: Msg) -> Msg:
+        b: Msg = tool.get("behavior") or {}
+        before: Msg | None = None
+        if b.get("inputBeforeTask") and (b.get("inputRounds") or b.get("request") is not None):
+            # MRTR first, synchronously; the task starts once every round is answered.
+            interim, before = self.input_round(
+                call, mrtr_rounds(b), "tool:" + str(tool.get("name")), bool(b.get("inputOptional"))
+            )
+            if interim is not None:
+                return interim
         with self._cond:
             if len(self.modern_tasks) >= MAX_TASKS:
                 raise RpcError(INVALID_PARAMS, f"at most {MAX_TASKS} tasks")
@@ -54,16 +73,17 @@ class TasksExt(ServerCore):
             self.modern_tasks[task.task["taskId"]] = task
             created = dict(task.task)
         thread = threading.Thread(
-            target=self._run_modern_task, args=(task, tool, call), daemon=True
+            target=self._run_modern_task, args=(task, tool, call, before), daemon=True
         )
         call.after = thread.start
         self.record({"event": "task", "taskId": created["taskId"], "tool": tool.get("name")})
         return {"resultType": "task", **created}
 
-    def _run_modern_task(self, task: ModernTask, tool: Msg, call: Call) -> None:
+    def _run_modern_task(self, task: ModernTask, tool: Msg, call: Call, before: Msg | None) -> None:
         b: Msg = tool.get("behavior") or {}
-        rounds = mrtr_rounds(b) if b.get("request") is not None or b.get("inputRounds") else []
-        collected: Msg = {}
+        asks = b.get("request") is not None or b.get("inputRounds")
+        rounds = mrtr_rounds(b) if asks and before is None else []
+        collected: Msg = dict(before or {})
         for requests in rounds:
             self._set_modern_status(task, "input_required", requests)
             with self._cond:
@@ -80,6 +100,10 @@ class TasksExt(ServerCore):
         run = Call(None, "tools/call", params)
         run.modern, run.caps, run.level = True, call.caps, call.level
         run.task_id = task.task["taskId"]
+        with self._cond:
+            task.run = run
+            if task.cancelled:
+                return
         outcome = self.run_tool(run, tool)
         if outcome is None:
             return
@@ -97,6 +121,12 @@ class TasksExt(ServerCore):
             self._cond.notify_all()
 
     def _modern_task(self, call: Call) -> ModernTask:
+        if TASKS_EXTENSION not in (call.caps.get("extensions") or {}):
+            raise RpcError(
+                MISSING_CAPABILITY,
+                f"{call.method} needs the tasks extension in the request's capabilities",
+                {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+            )
         tid = call.params.get("taskId")
         with self._cond:
             task = self.modern_tasks.get(str(tid))
@@ -109,7 +139,10 @@ class TasksExt(ServerCore):
         with self._cond:
             out = dict(task.task)
             if task.requests is not None:
-                out["inputRequests"] = dict(task.requests)
+                # Only what is still unanswered (a partial tasks/update removes keys).
+                out["inputRequests"] = {
+                    k: v for k, v in task.requests.items() if k not in task.responses
+                }
             if task.outcome is not None:
                 kind, payload = task.outcome
                 out["error" if kind == "error" else "result"] = payload
@@ -127,11 +160,13 @@ class TasksExt(ServerCore):
         return {}
 
     def m_task_cancel(self, call: Call) -> Msg:
+        """Cooperative and idempotent: a terminal task gets the same empty acknowledgement."""
         task = self._modern_task(call)
         with self._cond:
             if task.task["status"] in TERMINAL:
-                raise RpcError(INVALID_PARAMS, "Task {} is already {}".format(
-                    task.task["taskId"], task.task["status"]))
+                return {}
             task.cancelled = True
+            if task.run is not None:
+                task.run.cancelled = True
         self._set_modern_status(task, "cancelled", None)
         return {}

@@ -47,6 +47,11 @@ SERVER_016 = [
 ]
 
 
+#: Scenarios the suite itself always reports as one SKIPPED check (a placeholder:
+#: 0.2.0-alpha.12's ``tasks-status-notifications`` waits for a rewrite of its harness).
+SUITE_SKIPS = {"tasks-status-notifications"}
+
+
 @contextmanager
 def fake_http(*args: str) -> Iterator[str]:
     """The fake server over HTTP in a process of its own; yields its URL."""
@@ -104,10 +109,10 @@ def test_requirements_2025_11_25_pass_0_2_0(suite: Suite, tmp_path: Path) -> Non
 
 
 def test_requirements_2026_07_28_pass_0_2_0(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
-    """0.2.0-alpha.12's frozen 2026-07-28 server set (37 scored), stateless, modern-only.
+    """0.2.0-alpha.12's frozen 2026-07-28 server set (37 scored), stateless and modern-only.
 
-    The run also plays the unscored scenarios: the three ``pending`` ones pass too; the ten
-    ``tasks-*`` ones of the tasks extension are checked in ``test_tasks_extension_*``.
+    The run also plays 13 unscored scenarios (the ten ``tasks-*`` of the tasks extension and
+    three pending ones); they must pass too: 50 in all.
     """
     listed = suite.run(V020, "list", "--server", "--requirements", "2026-07-28", timeout=60)
     assert listed.returncode == 0, listed.stderr
@@ -118,10 +123,9 @@ def test_requirements_2026_07_28_pass_0_2_0(suite: Suite, tmp_path: Path) -> Non
                         "-o", str(tmp_path))
     found = results(tmp_path)
     assert set(required) <= set(found), run.stdout[-3000:]
-    pending = {"json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation"}
-    assert pending <= set(found)
-    assert_all_pass({k: v for k, v in found.items() if not k.startswith("tasks-")}, run)
-    assert len([k for k in found if not k.startswith("tasks-")]) == 40
+    assert len(found) == 50, sorted(found)
+    assert len([k for k in found if k.startswith("tasks-")]) == 10
+    assert_all_pass(found, run)
 
 
 def assert_all_pass(found: dict[str, list[dict[str, Any]]], run: Any) -> None:
@@ -130,5 +134,8 @@ def assert_all_pass(found: dict[str, list[dict[str, Any]]], run: Any) -> None:
         for name, checks in found.items()
     }
     assert not {k: v for k, v in bad.items() if v}, bad
-    assert all(any(c.get("status") == "SUCCESS" for c in checks) for checks in found.values())
+    empty = {n for n, checks in found.items() if not any(c.get("status") == "SUCCESS" for c in checks)}
+    assert empty <= SUITE_SKIPS, empty
+    for name in empty:
+        assert {c.get("status") for c in found[name]} == {"SKIPPED"}, found[name]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

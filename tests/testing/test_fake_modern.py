@@ -245,7 +245,9 @@ def test_tasks_extension(fake: Any) -> None:
     slow = mreq(p, "tools/call", caps, name="slow")["result"]["taskId"]
     assert "result" in mreq(p, "tasks/cancel", caps, taskId=slow)
     assert mreq(p, "tasks/get", caps, taskId=slow)["result"]["status"] == "cancelled"
-    assert mreq(p, "tasks/cancel", caps, taskId=slow)["error"]["code"] == -32602
+    assert mreq(p, "tasks/cancel", caps, taskId=slow)["result"] == {"resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-mcp", "version": "1.0.0"}}}
+    assert mreq(p, "tasks/get", {}, taskId=slow)["error"]["code"] == -32021
     assert mreq(p, "tasks/get", caps, taskId="nope")["error"]["code"] == -32602
     plain = mreq(p, "tools/call", {}, name="quick", arguments={"a": 1})["result"]
     assert plain["resultType"] == "complete" and plain["content"][0]["text"] == '{"a":1}'
