@@ -43,7 +43,11 @@ spec keys (a JSON object; every key optional; full reference in docs/testing.md)
   2026-07-28  era (legacy|modern|both), supportedVersions, rejectVersionTimes,
               neverAnswerMethods, discoverError, cache, omitResultType, omitServerInfo,
               omitRequestState, listenCloseAfter, ignoreClientCapabilities;
-              behavior: inputRounds, resultType, updated; prompts/resources: inputRounds
+              behavior: inputRounds, inputOptional, inputBeforeTask, resultType, updated,
+              listChanged, template, delayArg, closeStream (HTTP); prompts/resources:
+              inputRounds
+  http        httpJson, httpSse, sseRetry, httpMaxBody, httpMaxSessions, allowedHosts,
+              headerChecks
 """
 
 
