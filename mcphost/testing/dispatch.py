@@ -261,9 +261,6 @@ class Dispatcher(ServerCore):
             self.write_raw(raw_lines(self.spec["invalidJsonRpc"]))
         elif call.method == "resources/subscribe" and self.spec.get("updateOnSubscribe"):
             self.notify("notifications/resources/updated", {"uri": call.params.get("uri")})
-        elif call.method == "server/discover" and self.era == "both":
-            with self._cond:
-                self.connection_era = self.connection_era or "modern"
 
     def _route(self, call: Call) -> Msg | None:
         m = call.method

@@ -326,6 +326,11 @@ class HttpFront:
         sent = after
         try:
             while True:
+                if stream.closed_early:
+                    # Checked before writing: the server closed the stream before answering,
+                    # and what came after the close is for the resumed stream.
+                    stream.closed_early = False
+                    break
                 for seq, data in list(stream.events):
                     if seq > sent:
                         line = f"id: {stream.event_id(seq)}\n" if resumable else ""
@@ -333,9 +338,6 @@ class HttpFront:
                         sent = seq
                 await writer.drain()
                 if (stream.done and sent >= stream.seq) or server.closed:
-                    break
-                if stream.closed_early:
-                    stream.closed_early = False
                     break
                 if watcher.done():
                     if not resumable:

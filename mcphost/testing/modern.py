@@ -194,6 +194,10 @@ class Modern(ServerCore):
         if self.spec.get("discoverError") is not None:
             err = dict(self.spec["discoverError"])
             raise RpcError(int(err.get("code", -32603)), str(err.get("message", "")), err.get("data"))
+        if self.era == "both":
+            # Set before the answer is written, so nothing the client sends after it can race.
+            with self._cond:
+                self.connection_era = self.connection_era or "modern"
         result: Msg = {
             "supportedVersions": self.supported_versions(),
             "capabilities": self.modern_capabilities(),
