@@ -251,3 +251,19 @@ def test_tasks_extension(fake: Any) -> None:
     assert mreq(p, "tasks/get", caps, taskId="nope")["error"]["code"] == -32602
     plain = mreq(p, "tools/call", {}, name="quick", arguments={"a": 1})["result"]
     assert plain["resultType"] == "complete" and plain["content"][0]["text"] == '{"a":1}'
+
+
+def test_command_line_era_and_script(fake: Any) -> None:
+    p = fake(None, raw_args=["--era", "modern", "--script", "conformance"])
+    names = [t["name"] for t in mreq(p, "tools/list")["result"]["tools"]]
+    assert "test_simple_text" in names and "test_input_required_result_elicitation" in names
+    assert mreq(p, "prompts/get", name="test_simple_prompt")["result"]["messages"]
+    legacy = fake(None, raw_args=["--script", "conformance", "--spec", '{"name": "mine"}'])
+    assert legacy.initialize()["serverInfo"]["name"] == "mine"
+
+
+def test_a_bad_era_is_a_usage_error(fake: Any) -> None:
+    for args in (["--era", "future"], ["--spec", '{"era": "future"}']):
+        p = fake(None, raw_args=args)
+        assert p.wait() == 2
+        assert "era" in p.stderr_line(lambda line: "era" in line)
