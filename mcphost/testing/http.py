@@ -6,8 +6,8 @@ opens a session (``Mcp-Session-Id``), requests are answered as SSE (``httpJson: 
 with a priming event and ``retry`` from 2025-11-25 on, GET opens the standalone stream, any
 stream resumes with ``Last-Event-ID``, DELETE ends the session. Modern era (2026-07-28):
 stateless POSTs checked against the ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``
-and ``Mcp-Param-*`` headers (a mismatch is 400 with -32020), JSON answers (SSE when the request
-wants notifications), closing the stream cancels, GET and DELETE are 405.
+and ``Mcp-Param-*`` headers (a mismatch is 400 with -32020), JSON answers (SSE when a
+notification comes before the answer), closing the connection cancels, GET and DELETE are 405.
 
 Everything a client sends is bounded before it costs anything: header and body sizes,
 connections, sessions, one GET stream per session, and every stream's history; ``Host`` and
@@ -263,28 +263,41 @@ class HttpFront:
                 server.feed(m, None)
             await _send(writer, 202, {}, b"", keep=True)
             return True
-        sse = self._wants_sse(req, server, requests)
-        stream = server.new_stream(sse=sse)
+        mode = self._mode(req, server)
+        stream = server.new_stream(sse=mode != "json")
         for m in msgs:
             server.feed(m, stream if m in requests else None)
-        if sse:
+        if mode == "lazy":
+            # 2026-07-28: JSON if the answer comes first (with its HTTP status), SSE as soon as
+            # a notification comes first; the client closing the connection cancels either way.
+            watcher = asyncio.ensure_future(reader.read(1))
+            while not stream.events and not watcher.done():
+                stream.wake.clear()
+                waiter = asyncio.ensure_future(stream.wake.wait())
+                await asyncio.wait({waiter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+            gone = watcher.done() and not watcher.cancelled() and watcher.result() == b""
+            watcher.cancel()  # before answering: a client sends nothing more until answered
+            if gone:
+                server.cancel(stream)
+                return False
+            only_answers = len(_responses(stream)) == len(stream.events)
+            mode = "json" if stream.done and only_answers else "sse"
+        if mode == "sse":
             return await self._sse(req, server, stream, 0, reader, writer, prime=True)
         await _until_done(stream)
         answers = _responses(stream)
         return await self._reply(req, stream, answers if batch else answers[0], {}, writer)
 
-    def _wants_sse(self, req: Request, server: HttpServer, requests: list[Msg]) -> bool:
+    def _mode(self, req: Request, server: HttpServer) -> str:
+        """How requests are answered: ``json``, ``sse``, or (modern) ``lazy``."""
         if "text/event-stream" not in req.headers.get("accept", "text/event-stream"):
-            return False
-        if not server.rename:
-            return not self.spec.get("httpJson")
-        if self.spec.get("httpSse"):
-            return True
-        first = requests[0]
-        meta = (first.get("params") or {}).get("_meta") or {}
-        return first.get("method") == "subscriptions/listen" or (
-            isinstance(meta, dict) and ("progressToken" in meta
-                                         or "io.modelcontextprotocol/logLevel" in meta))
+            return "json"
+        if self.spec.get("httpJson"):
+            return "json"
+        if self.spec.get("httpSse") or not server.rename:
+            return "sse"
+        return "lazy"
 
     async def _reply(self, req: Request, stream: Stream, answer: JSON, headers: dict[str, str],
                      writer: asyncio.StreamWriter) -> bool:

@@ -317,3 +317,24 @@ def test_bounds_and_origin_checks(fake: Callable[..., Fake]) -> None:
     conn = f.conn()
     conn.request("GET", "/other")
     assert conn.getresponse().status == 404
+
+
+def test_closing_the_connection_cancels_a_modern_request(fake: Callable[..., Fake], tmp_path: Path) -> None:
+    record = tmp_path / "rec.jsonl"
+    f = fake({"era": "modern", "record": str(record), "tools": [
+        {"name": "wait", "inputSchema": OBJ, "behavior": {"waitCancelled": True}},
+        {"name": "steps", "inputSchema": OBJ, "behavior": {"progress": 2}}]})
+    conn = f.conn()
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"_meta": meta(), "name": "wait"}}
+    conn.request("POST", f.path, body=json.dumps(body).encode(), headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "wait"})
+    wait_record(record, lambda e: e.get("event") == "meta")
+    conn.close()
+    wait_record(record, lambda e: e.get("event") == "waitCancelled")
+    params = {"name": "steps", "_meta": {**meta(), "progressToken": "p"}}
+    resp = f.open("POST", {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params},
+                  {"MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "steps"})
+    assert resp.getheader("Content-Type") == "text/event-stream"  # progress came first
+    msgs = parse(resp.read().decode(), "text/event-stream")
+    assert [m.get("method") for m in msgs] == ["notifications/progress"] * 2 + [None]
