@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,8 +26,6 @@ from tests.test_conformance import (  # noqa: F401  (suite is a fixture)
     V016,
     V020,
     Suite,
-    describe,
-    listed_scenarios,
     suite,
 )
 
@@ -68,6 +67,26 @@ def fake_http(*args: str) -> Iterator[str]:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
+
+
+def listed_scenarios(text: str, heading: str) -> list[str]:
+    """The ``  - name [tags]`` lines under ``heading`` of ``conformance list``, names only."""
+    names: list[str] = []
+    lines = iter(text.splitlines())
+    for line in lines:
+        if line.strip().startswith(heading):
+            break
+    for line in lines:
+        if not line.strip():
+            break
+        match = re.match(r"\s*-\s+(\S+)", line)
+        if match:
+            names.append(match.group(1))
+    return names
+
+
+def describe(check: dict[str, Any]) -> str:
+    return f"{check.get('id')} {check.get('status')}: {check.get('errorMessage') or ''}".strip()
 
 
 def results(out: Path) -> dict[str, list[dict[str, Any]]]:
