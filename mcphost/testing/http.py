@@ -50,7 +50,7 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
            405: "Method Not Allowed", 409: "Conflict", 411: "Length Required",
            413: "Payload Too Large", 415: "Unsupported Media Type", 431: "Header Too Large",
-           503: "Service Unavailable"}
+           500: "Internal Server Error", 503: "Service Unavailable"}
 #: Error codes of the 2026-07-28 era answered with an HTTP status other than 200.
 MODERN_STATUS = {HEADER_MISMATCH: 400, MISSING_CAPABILITY: 400, UNSUPPORTED_VERSION: 400,
                  METHOD_NOT_FOUND: 404}
@@ -120,6 +120,12 @@ class HttpFront:
                     keep = await self._handle(req, reader, writer)
                 except HttpError as exc:
                     await _send(writer, exc.status, {}, exc.body, keep=True)
+                except (ConnectionError, OSError):
+                    raise
+                except Exception as exc:  # a bug here must not take the server down
+                    body = _error(None, -32603, f"{type(exc).__name__}: {exc}")
+                    await _send(writer, 500, {}, body, keep=False)
+                    return
         except (ConnectionError, OSError):
             pass
         finally:
@@ -152,7 +158,9 @@ class HttpFront:
                 length = int(headers.get("content-length", "0"))
             except ValueError:
                 raise HttpError(400, INVALID_REQUEST, "bad Content-Length") from None
-            if length < 0 or length > self.max_body:
+            if length < 0:
+                raise HttpError(400, INVALID_REQUEST, "bad Content-Length")
+            if length > self.max_body:
                 raise HttpError(413, INVALID_REQUEST, f"body over {self.max_body} bytes")
             body = await reader.readexactly(length)
         return Request(parts[0].upper(), parts[1], headers, body)
@@ -160,7 +168,11 @@ class HttpFront:
     async def _chunked(self, reader: asyncio.StreamReader) -> bytes:
         body = bytearray()
         while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip() or b"0", 16)
+            line = (await reader.readuntil(b"\r\n")).split(b";")[0].strip()
+            try:
+                size = int(line or b"0", 16)
+            except ValueError:
+                raise HttpError(400, INVALID_REQUEST, "bad chunk size") from None
             if size == 0:
                 await reader.readuntil(b"\r\n")
                 return bytes(body)

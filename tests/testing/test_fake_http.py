@@ -309,9 +309,22 @@ def test_bounds_and_origin_checks(fake: Callable[..., Fake]) -> None:
     conn.endheaders()
     assert conn.getresponse().status == 431
     assert f.open("POST", raw=b"not json").status == 400
+    for chunks, status in ((b"zz\r\n", 400), (b"800\r\n" + b" " * 2048 + b"\r\n0\r\n\r\n", 413)):
+        conn = f.conn()
+        conn.putrequest("POST", f.path)
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.putheader("Content-Type", "application/json")
+        conn.endheaders()
+        conn.send(chunks)
+        assert conn.getresponse().status == status
     assert f.open("POST", raw=b"{}", headers={"Content-Type": "text/plain"}).status == 415
     assert f.open("GET", headers={"Accept": "text/event-stream"}).status == 400
-    f.session()
+    conn = f.conn()
+    conn.request("POST", f.path, body=iter([b'{"jsonrpc":"2.0","id":1,', b'"method":"initialize","params":'
+                                            + json.dumps(INIT).encode() + b"}"]),
+                 headers={"Content-Type": "application/json", "Accept": "application/json"})
+    chunked = conn.getresponse()
+    assert chunked.status == 200 and json.loads(chunked.read())["result"]["protocolVersion"]
     status, _, _ = f.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
     assert status == 503  # httpMaxSessions
     conn = f.conn()
