@@ -58,10 +58,6 @@ class Stream:
                 self.done = True
         self.wake.set()
 
-    def finish(self) -> None:
-        self.done = True
-        self.wake.set()
-
     def event_id(self, seq: int) -> str:
         return f"{self.number}-{seq}"
 
