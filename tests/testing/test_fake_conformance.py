@@ -9,19 +9,13 @@ checked against what the suite version prints, so a new scenario is not silently
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcphost.testing import package_root
+from mcphost.testing import http_server
 from tests.test_conformance import (  # noqa: F401  (suite is a fixture)
     V016,
     V020,
@@ -51,22 +45,10 @@ SERVER_016 = [
 SUITE_SKIPS = {"tasks-status-notifications"}
 
 
-@contextmanager
-def fake_http(*args: str) -> Iterator[str]:
-    """The fake server over HTTP in a process of its own; yields its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcphost.testing", "--http", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONPATH": package_root()}, start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else url
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
+def fake_http(*args: str) -> Any:
+    """The fake server over HTTP (``--script X --era Y``), through the public helper."""
+    opts = dict(zip(args[::2], args[1::2]))
+    return http_server(script=opts.get("--script"), era=opts.get("--era"))
 
 
 def listed_scenarios(text: str, heading: str) -> list[str]:

@@ -9,13 +9,14 @@ import signal
 import subprocess
 import sys
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcphost.testing import package_root
+from mcphost.testing import http_server, package_root
 from tests.testing.conftest import read_record, wait_record
 
 V = "2026-07-28"
@@ -351,3 +352,16 @@ def test_closing_the_connection_cancels_a_modern_request(fake: Callable[..., Fak
     assert resp.getheader("Content-Type") == "text/event-stream"  # progress came first
     msgs = parse(resp.read().decode(), "text/event-stream")
     assert [m.get("method") for m in msgs] == ["notifications/progress"] * 2 + [None]
+
+
+def test_the_http_server_helper() -> None:
+    with http_server({"name": "helped"}, era="modern") as url:
+        request = urllib.request.Request(url, json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()},
+        }).encode(), method="POST", headers={"Content-Type": "application/json",
+                                             "MCP-Protocol-Version": V, "Mcp-Method": "server/discover"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            result = json.loads(response.read())["result"]
+        assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "helped"
+    with pytest.raises(RuntimeError, match="did not start"), http_server(era="future"):
+        pass
