@@ -365,3 +365,16 @@ def test_the_http_server_helper() -> None:
         assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "helped"
     with pytest.raises(RuntimeError, match="did not start"), http_server(era="future"):
         pass
+
+
+def test_a_2025_03_26_batch_over_http(fake: Callable[..., Fake]) -> None:
+    f = fake({"httpJson": True})
+    init = {**INIT, "protocolVersion": "2025-03-26"}
+    status, hdrs, _ = f.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    sid = hdrs["mcp-session-id"]
+    batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]
+    status, _, msgs = f.post(batch, {"Mcp-Session-Id": sid})
+    assert status == 200
+    assert sorted(m["id"] for m in msgs[0]) == [2, 3]
