@@ -1,4 +1,5 @@
-"""Command line of the fake MCP server: ``python -m mcphost.testing [--spec JSON | --spec-file F]``.
+"""Command line of the fake MCP server: ``python -m mcphost.testing [--spec JSON | --spec-file F]
+[--era legacy|modern|both] [--http PORT [--host H]] [--script NAME]``.
 
 This module owns argument parsing, loading the spec (inline JSON, a ``.json`` file, or a
 ``.py`` file exposing ``SPEC``) and the usage text listing every spec key. Standard library
@@ -14,6 +15,9 @@ import runpy
 import sys
 from typing import Any
 
+from mcphost.testing.common import ERAS
+from mcphost.testing.http import serve_http
+from mcphost.testing.scripts import SCRIPTS
 from mcphost.testing.server import serve
 
 SPEC_HELP = """\
@@ -36,6 +40,14 @@ spec keys (a JSON object; every key optional; full reference in docs/testing.md)
               garbage, garbageEvery, hugeMessageOnStart, ignoreStdinEof, ignoreSigterm,
               spawnChild, notificationFlood, invalidJsonRpc, exitOnStdinEof
   recording   record (JSONL file of everything received), pid_file, verbose
+  2026-07-28  era (legacy|modern|both), supportedVersions, rejectVersionTimes,
+              neverAnswerMethods, discoverError, cache, omitResultType, omitServerInfo,
+              omitRequestState, listenCloseAfter, ignoreClientCapabilities;
+              behavior: inputRounds, inputOptional, inputBeforeTask, resultType, updated,
+              listChanged, template, delayArg, closeStream (HTTP); prompts/resources:
+              inputRounds
+  http        httpJson, httpSse, sseRetry, httpMaxBody, httpMaxSessions, allowedHosts,
+              headerChecks
 """
 
 
@@ -70,11 +82,39 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spec", help="the spec as a JSON object")
     parser.add_argument("--spec-file", help="a .json file, or a .py file defining SPEC")
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        help="legacy (initialize; the default), modern (2026-07-28 only) or both (dual-era); "
+        "overrides the spec key 'era'",
+    )
+    parser.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (0: any free "
+        "port); the URL is printed as the first line on stdout",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address for --http (127.0.0.1)")
+    parser.add_argument(
+        "--script",
+        choices=sorted(SCRIPTS),
+        help="a built-in spec: 'conformance' is the official conformance suite's reference "
+        "server contract; --spec keys are merged over it",
+    )
     args = parser.parse_args(argv)
     try:
         spec = load_spec(args.spec, args.spec_file)
     except (OSError, ValueError) as exc:
         parser.error(f"bad spec: {exc}")
+    if args.script is not None:
+        spec = {**SCRIPTS[args.script](), **spec}
+    if args.era is not None:
+        spec["era"] = args.era
+    if spec.get("era", "legacy") not in ERAS:
+        parser.error(f"bad spec: era must be one of {', '.join(ERAS)}")
+    if args.http is not None:
+        return serve_http(spec, args.host, args.http)
     return serve(spec)
 
 

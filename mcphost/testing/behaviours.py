@@ -8,6 +8,7 @@ huge results. Each waits on the shared condition, so a cancellation ends it at o
 from __future__ import annotations
 
 import json
+import re
 import time
 
 from .common import COMPACT, JSON, LOG_LEVELS, RELATED_TASK, TERMINAL, Call, Msg, dumps
@@ -21,6 +22,23 @@ class Behaviours(ServerCore):
         """Run a tool's behaviour; None means "send nothing" (cancelled, hang)."""
         b: Msg = tool.get("behavior") or {"echo": True}
         args = call.params.get("arguments") or {}
+        collected: Msg | None = None
+        if call.modern and (b.get("request") is not None or b.get("inputRounds")):
+            # 2026-07-28: no server->client requests; they become MRTR rounds (spec A.8).
+            interim, collected = self.input_round(
+                call, mrtr_rounds(b), "tool:" + str(tool.get("name")), bool(b.get("inputOptional"))
+            )
+            if interim is not None:
+                return ("result", interim)
+        if b.get("closeStream"):
+            self.close_stream(call)  # HTTP: the client must resume with Last-Event-ID
+        if b.get("delayArg") is not None:
+            # The delay is one of the call's arguments, e.g. {"delayArg": "seconds"}.
+            delay = args.get(b["delayArg"]) if isinstance(args, dict) else None
+            if isinstance(delay, (int, float)) and delay > 0 and self.wait_cancelled(
+                call, min(float(delay), 3600.0)
+            ):
+                return None
         if b.get("delay") and self.wait_cancelled(call, float(b["delay"])):
             return None
         for n in b.get("notify") or []:
@@ -32,8 +50,19 @@ class Behaviours(ServerCore):
             return None
         if b.get("mutate"):
             self._mutate(b["mutate"], call)
+        for uri in b.get("updated") or []:
+            self.changed("notifications/resources/updated", {"uri": uri}, call)
+        for kind in b.get("listChanged") or []:
+            self.changed(f"notifications/{kind}/list_changed", None, call)
         structured: Msg | None = None
-        if b.get("request") is not None:
+        if collected is not None:
+            reqs = b.get("request")
+            if reqs is None:
+                structured = {"inputResponses": collected}
+            else:
+                answers = [{"response": collected.get(f"r{i}")} for i in range(_count(reqs))]
+                structured = {"responses": answers} if isinstance(reqs, list) else answers[0]
+        elif b.get("request") is not None:
             reqs = b["request"]
             answers = self.request_client(reqs if isinstance(reqs, list) else [reqs], call)
             if call.cancelled:
@@ -68,6 +97,12 @@ class Behaviours(ServerCore):
             )
         if b.get("huge") is not None:
             return ("result", {"content": [{"type": "text", "text": "x" * int(b["huge"])}]})
+        if b.get("template") is not None:
+            # Text with {argument} placeholders filled from the call's arguments.
+            values = {str(k): str(v) for k, v in (args if isinstance(args, dict) else {}).items()}
+            text = re.sub(r"\{([A-Za-z0-9_]+)\}", lambda m: values.get(m.group(1), m.group(0)),
+                          str(b["template"]))
+            return ("result", {"content": [{"type": "text", "text": text}]})
         if structured is not None:
             text = json.dumps(structured, separators=COMPACT)
             return (
@@ -115,6 +150,10 @@ class Behaviours(ServerCore):
         level = str(entry.get("level", "info"))
         with self._cond:
             threshold = self.log_level
+        if call.modern:
+            threshold = call.level
+            if threshold is None:
+                return  # 2026-07-28: no logLevel in _meta, no log messages (spec A.7)
         if threshold is not None and _level_index(level) < _level_index(threshold):
             return
         params: Msg = {"level": level, "data": entry.get("data")}
@@ -161,7 +200,7 @@ class Behaviours(ServerCore):
                     self.templates = list(change["resourceTemplates"])
                 sent.append("notifications/resources/list_changed")
         for method in sent:
-            self.notify(method, None, call)
+            self.changed(method, None, call)
 
     def request_client(self, reqs: list[Msg], call: Call | None) -> list[Msg]:
         """Send requests to the client concurrently and wait for every answer.
@@ -192,7 +231,7 @@ class Behaviours(ServerCore):
             as_task = isinstance(params, dict) and isinstance(params.get("task"), dict)
             self.record({"event": "request", "id": rid, "method": str(req.get("method")),
                          "task": as_task})
-        self.write_raw(lines)
+        self.write_raw(lines, call)
 
         def done() -> bool:
             if self.closing or (call is not None and call.cancelled):
@@ -211,6 +250,19 @@ class Behaviours(ServerCore):
                 else:
                     answers.append({"response": resp.get("result")})
         return answers
+
+
+def mrtr_rounds(b: Msg) -> list[Msg]:
+    """A behaviour's MRTR rounds: ``inputRounds``, or its ``request`` (one round, keys r0..)."""
+    if b.get("inputRounds"):
+        return [dict(r) for r in b["inputRounds"]]
+    reqs = b["request"]
+    items = reqs if isinstance(reqs, list) else [reqs]
+    return [{f"r{i}": dict(req) for i, req in enumerate(items)}]
+
+
+def _count(reqs: JSON) -> int:
+    return len(reqs) if isinstance(reqs, list) else 1
 
 
 def _level_index(level: JSON) -> int:

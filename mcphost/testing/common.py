@@ -16,6 +16,18 @@ Msg = dict[str, Any]
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = "2025-11-25"
+#: The stateless era (spec A.6): no handshake, ``_meta`` on every request.
+MODERN_VERSIONS = ("2026-07-28",)
+ERAS = ("legacy", "modern", "both")
+
+# Reserved ``_meta`` keys of the 2026-07-28 era.
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 # Syslog severities as used by MCP logging, lowest first (spec "logging").
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -26,6 +38,9 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -41,8 +56,8 @@ DEFAULT_TOOLS: list[Msg] = [
 
 # Keys of a spec entry that describe the fake server's behaviour and are not advertised.
 PRIVATE_TOOL_KEYS = frozenset({"behavior"})
-PRIVATE_PROMPT_KEYS = frozenset({"messages"})
-PRIVATE_RESOURCE_KEYS = frozenset({"text", "blob"})
+PRIVATE_PROMPT_KEYS = frozenset({"messages", "inputRounds"})
+PRIVATE_RESOURCE_KEYS = frozenset({"text", "blob", "inputRounds"})
 
 COMPACT = (",", ":")
 
@@ -60,7 +75,8 @@ class RpcError(Exception):
 class Call:
     """One client request being handled (or one task's background run)."""
 
-    __slots__ = ("after", "buffer", "cancelled", "id", "method", "params", "reason", "task_id")
+    __slots__ = ("after", "buffer", "cancelled", "caps", "id", "level", "method", "modern",
+                 "params", "reason", "task_id")
 
     def __init__(self, req_id: JSON, method: str, params: Msg) -> None:
         self.id = req_id
@@ -74,6 +90,10 @@ class Call:
         self.task_id: str | None = None
         # Run once the response has been written (a task starts only after CreateTaskResult).
         self.after: Callable[[], None] | None = None
+        # The 2026-07-28 era: this request's own capabilities and log level (from ``_meta``).
+        self.modern = False
+        self.caps: Msg = {}
+        self.level: str | None = None
 
 
 class BatchCollector:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .tasks import Task
+    from .tasks_ext import ModernTask
 
 
 class ServerCore:
@@ -37,8 +38,11 @@ class ServerCore:
         stdin_fd: int | None = None,
         stdout: Any = None,
         stderr: Any = None,
+        era: str | None = None,
     ) -> None:
         self.spec = spec
+        # "legacy" (initialize), "modern" (2026-07-28, stateless) or "both" (dual-era).
+        self.era: str = era or str(spec.get("era") or "legacy")
         self._stdin_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
         self._out = stdout if stdout is not None else sys.stdout.buffer
         self._err = stderr if stderr is not None else sys.stderr
@@ -63,6 +67,11 @@ class ServerCore:
         self.calls: dict[Any, Call] = {}  # in-flight client requests, by id
         self.pending: dict[int, Msg | None] = {}  # our requests to the client, by id
         self.tasks: dict[str, Task] = {}
+        # Dual-era: "legacy" once initialize was answered, "modern" once server/discover was.
+        self.connection_era: str | None = None
+        self.listeners: dict[Any, tuple[Call, Msg]] = {}  # open subscriptions/listen, by id
+        self.modern_tasks: dict[str, ModernTask] = {}
+        self._version_rejections = 0
         self.closing = False
         self._next_id = 0
         self._tool_calls = 0
@@ -85,8 +94,12 @@ class ServerCore:
         except (OSError, ValueError):
             pass
 
-    def write_raw(self, lines: Iterable[bytes]) -> None:
-        """Write whole lines to stdout, atomically with respect to other writers."""
+    def write_raw(self, lines: Iterable[bytes], call: Call | None = None) -> None:
+        """Write whole lines to stdout, atomically with respect to other writers.
+
+        ``call`` is the request the lines belong to (None: unrelated to any request); stdio
+        ignores it, the HTTP front routes the lines to that request's stream.
+        """
         with self._write_lock:
             if self._stdout_dead:
                 return
@@ -97,8 +110,8 @@ class ServerCore:
             except (OSError, ValueError):
                 self._stdout_dead = True
 
-    def send(self, msg: JSON) -> None:
-        self.write_raw([dumps(msg)])
+    def send(self, msg: JSON, call: Call | None = None) -> None:
+        self.write_raw([dumps(msg)], call)
 
     def notify(self, method: str, params: Msg | None = None, call: Call | None = None) -> None:
         """Send a notification, held back in ``call.buffer`` when batching notifications."""
@@ -113,7 +126,7 @@ class ServerCore:
         if call is not None and call.buffer is not None:
             call.buffer.append(msg)
         else:
-            self.send(msg)
+            self.send(msg, call)
 
     def record(self, entry: JSON) -> None:
         path = self.spec.get("record")
@@ -141,6 +154,9 @@ class ServerCore:
         self._flush_all()
         os._exit(code)
 
+    def close_stream(self, call: Call) -> None:
+        """End the response stream of ``call`` before its answer (HTTP only; stdio has none)."""
+
     def wait_cancelled(self, call: Call, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (None: forever); True if the call was cancelled."""
         with self._cond:
@@ -155,3 +171,12 @@ class ServerCore:
         def _start_task(self, call: Call, tool: Msg) -> Msg: ...
         def run_tool(self, call: Call, tool: Msg) -> tuple[str, Msg] | None: ...
         def request_client(self, reqs: list[Msg], call: Call | None) -> list[Msg]: ...
+        def _is_modern(self, call: Call) -> bool: ...
+        def route_modern(self, call: Call) -> Msg | None: ...
+        def input_round(
+            self, call: Call, rounds: list[Msg], owner: str, optional: bool = False
+        ) -> tuple[Msg | None, Msg]: ...
+        def changed(self, method: str, params: Msg | None, call: Call | None) -> None: ...
+        def modern_capabilities(self) -> Msg: ...
+        def capabilities(self) -> Msg: ...
+        def _start_modern_task(self, call: Call, tool: Msg) -> Msg: ...

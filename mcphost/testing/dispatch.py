@@ -245,7 +245,7 @@ class Dispatcher(ServerCore):
                 out = list(collector.messages)
             if done and out:
                 lines = [] if garbage is None else list(raw_lines(garbage))
-                self.write_raw([*lines, dumps(out)])
+                self.write_raw([*lines, dumps(out)], call)
             return
         if not msgs:
             return
@@ -254,7 +254,7 @@ class Dispatcher(ServerCore):
             lines.append(dumps(msgs))
         else:
             lines.extend(dumps(m) for m in msgs)
-        self.write_raw(lines)
+        self.write_raw(lines, call)
 
     def _after_response(self, call: Call) -> None:
         if call.method == "initialize" and self.spec.get("invalidJsonRpc"):
@@ -264,6 +264,10 @@ class Dispatcher(ServerCore):
 
     def _route(self, call: Call) -> Msg | None:
         m = call.method
+        if m in (self.spec.get("neverAnswerMethods") or ()):
+            return None  # e.g. a legacy server that ignores server/discover: the probe times out
+        if self._is_modern(call):
+            return self.route_modern(call)
         name = ROUTES.get(m)
         if name is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {m}")

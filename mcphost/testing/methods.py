@@ -15,11 +15,13 @@ from .common import (
     LATEST_VERSION,
     LOG_LEVELS,
     METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
     PRIVATE_PROMPT_KEYS,
     PRIVATE_RESOURCE_KEYS,
     PRIVATE_TOOL_KEYS,
     RESOURCE_NOT_FOUND,
     SUPPORTED_VERSIONS,
+    TASKS_EXTENSION,
     Call,
     Msg,
     RpcError,
@@ -42,6 +44,8 @@ class Methods(ServerCore):
         else:
             version = LATEST_VERSION
         with self._cond:
+            if self.era == "both":
+                self.connection_era = "legacy"
             self.protocol_version = version
             self.client_capabilities = p.get("capabilities") or {}
             self.client_info = p.get("clientInfo") or {}
@@ -180,7 +184,9 @@ class Methods(ServerCore):
                     for (name, reserved), g in zip(names, m.groups(), strict=False)
                 }
                 return {"contents": [_content(uri, t, values)]}
-        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        # 2026-07-28 forbids -32002 and uses -32602 (spec A.7).
+        code = INVALID_PARAMS if call.modern else RESOURCE_NOT_FOUND
+        raise RpcError(code, "Resource not found", {"uri": uri})
 
     def m_subscribe(self, call: Call) -> Msg:
         uri = call.params.get("uri")
@@ -223,7 +229,18 @@ class Methods(ServerCore):
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
         support = (tool.get("execution") or {}).get("taskSupport")
         wants_task = isinstance(call.params.get("task"), dict)
-        if self._tasks_enabled():
+        if call.modern:
+            # 2026-07-28 tasks extension: the server decides, if the client opted in.
+            opted = TASKS_EXTENSION in (call.caps.get("extensions") or {})
+            if support == "required" and not opted:
+                raise RpcError(
+                    MISSING_CAPABILITY,
+                    f"Tool {name} runs only as a task",
+                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                )
+            if opted and support in ("optional", "required"):
+                return self._start_modern_task(call, tool)
+        elif self._tasks_enabled():
             if support == "required" and not wants_task:
                 # 2025-11-25 tasks: a non-task call of a task-required tool gets -32601.
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {name} must be called as a task")
@@ -243,6 +260,9 @@ class Methods(ServerCore):
                 str(payload.get("message", "")),
                 payload.get("data"),
             )
+        forced = (tool.get("behavior") or {}).get("resultType")
+        if call.modern and forced is not None and payload.get("resultType") is None:
+            payload = {**payload, "resultType": forced}
         return payload
 
 

@@ -5,7 +5,8 @@ standard library (never the rest of ``mcphost``), so it starts fast and cannot b
 the host code it is used to test. Its concerns each have a module: ``common`` (versions,
 codes, a call), ``core`` (state and output), ``stdio`` (the process and its pipes),
 ``dispatch`` (JSON-RPC: lines, batches, answers), ``methods`` (the MCP requests),
-``behaviours`` (what tools do), ``tasks``. Another front (HTTP) can reuse all but ``stdio``.
+``behaviours`` (what tools do), ``tasks``, ``modern`` (the 2026-07-28 era) and ``tasks_ext``
+(its tasks extension). Another front (HTTP) can reuse all but ``stdio``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from .behaviours import Behaviours
 from .common import LATEST_VERSION, SUPPORTED_VERSIONS, Call, Msg, RpcError
 from .dispatch import Dispatcher
 from .methods import Methods
+from .modern import Modern
 from .stdio import StdioLoop
 from .tasks import Task, Tasks
+from .tasks_ext import TasksExt
 
 __all__ = ["LATEST_VERSION", "SUPPORTED_VERSIONS", "Call", "FakeServer", "RpcError", "Task", "serve"]
 
 
-class FakeServer(StdioLoop, Dispatcher, Methods, Behaviours, Tasks):
+class FakeServer(StdioLoop, Dispatcher, Modern, Methods, Behaviours, Tasks, TasksExt):
     """A scriptable MCP server speaking newline-delimited JSON-RPC on stdin/stdout."""
 
 
