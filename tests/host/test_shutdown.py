@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from helpers import ECHO_TOOL, fake, fake_config, group_alive, wait_for
+from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, wait_for
 
 from mcphost import MCPHost
 
@@ -78,6 +78,33 @@ async def test_a_grandchild_that_left_the_group_does_not_survive_shutdown(tmp_pa
         assert Path(f"/proc/{stray}").exists()
     assert await wait_for(lambda: not Path(f"/proc/{stray}").exists()
                           or "Z" in Path(f"/proc/{stray}/stat").read_text().rsplit(")", 1)[1][:3])
+
+
+def _dead(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="the sweep reads /proc (Linux)")
+async def test_a_daemon_that_double_forked_out_of_the_tree_does_not_survive_shutdown(tmp_path: Path) -> None:
+    # The classic daemon: setsid() in a child, a grandchild forked, the child exits. The
+    # grandchild is in no group of the server's and, orphaned, no descendant of it either;
+    # it ignores SIGTERM. Before the environment marker it outlived every shutdown.
+    import sys
+
+    pidfile = tmp_path / "daemon.pid"
+    entry = fake({"tools": [ECHO_TOOL]})
+    script = str(Path(__file__).resolve().parent.parent / "data" / "daemonizing_server.py")
+    entry = {**entry, "command": sys.executable, "args": [script, str(pidfile), entry["command"], *entry["args"]]}
+    async with MCPHost({"mcpServers": {"a": entry}}, shutdown_timeout=1) as host:
+        assert (await host.call_tool("a.echo", {}))["content"]
+        assert await wait_for(pidfile.exists)
+        daemon = int(pidfile.read_text())
+        assert not _dead(daemon) and daemon not in descendants(host.servers["a"].pid() or 0)
+    assert await wait_for(lambda: _dead(daemon))
 
 
 async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_signal(

@@ -19,6 +19,8 @@ class FakeSystem:
         #: pid -> (state, parent pid, process group); None: a system without /proc.
         self.table = table
         self.sent: list[tuple[str, int, int]] = []
+        #: pid -> its environment as /proc/<pid>/environ gives it.
+        self.environ: dict[int, bytes] = {}
         self.reaped: list[int] = []
         self.gone_groups: set[int] = set()
 
@@ -43,6 +45,10 @@ class FakeSystem:
         pid = int(path.split("/")[2])
         if self.table is None or pid not in self.table:
             raise FileNotFoundError(path)
+        if path.endswith("/environ"):
+            if pid not in self.environ:
+                raise PermissionError(path)  # another user's
+            return self.environ[pid]
         state, ppid, pgrp = self.table[pid]
         # comm may hold spaces and parentheses: the fields start after the last ")".
         return f"{pid} (node (x) y) {state} {ppid} {pgrp} 0 0 0".encode()
@@ -146,3 +152,49 @@ def test_leader_only_reaches_the_leader_and_knows_nothing_more() -> None:
     assert [pid for pid, _ in sent] == [100, 100]
     assert not tree.alive(100) and tree.strays(100) == []
     assert tree.limit_hit(Limits(cpu=1), -9, []) is None
+
+
+def test_processes_that_carry_the_marker_are_strays_wherever_they_went() -> None:
+    # 100 leads the tree; 300 double-forked out of it (orphaned: its parent is init) but
+    # kept the environment; 301 is a zombie with it; 400 is another server's; 500 is
+    # another user's (its environment cannot be read); 102 is in the group (the group
+    # signals reach it).
+    mark = b"MCPHOST_PROCESS_TREE=1-abc"
+    system = FakeSystem({100: ("S", 1, 100), 102: ("S", 100, 100), 300: ("S", 1, 300),
+                         301: ("Z", 1, 301), 400: ("S", 1, 400), 500: ("S", 1, 500)})
+    system.environ = {100: b"PATH=/bin\0" + mark + b"\0", 102: mark + b"\0", 300: b"A=1\0" + mark + b"\0",
+                      301: mark + b"\0", 400: b"MCPHOST_PROCESS_TREE=1-abcd\0"}
+    tree = system.posix()
+    assert tree.strays(100, "1-abc") == [300]
+    assert tree.strays(100) == []  # without the marker only descendants are found
+    assert tree.kill_pid(300) and system.sent == [("pid", 300, signal.SIGKILL)]
+
+
+def test_without_proc_the_table_and_the_marker_come_from_ps() -> None:
+    # macOS and the BSDs: ``ps -axo pid=,ppid=,pgid=,stat=`` for the table, ``ps -axEww``
+    # for the environments (shown after the command, for our own processes only).
+    calls: list[list[str]] = []
+
+    def ps(args: Any) -> str:
+        calls.append(list(args))
+        if args[0] == "-axo":
+            return ("    1     0     1 Ss\n  100     1   100 S\n  101   100   100 S+\n  102   100   102 S\n"
+                    "  300     1   300 S\n  301     1   301 Z\n  400     1   400 S\n")
+        return ("  100 node server.js PATH=/bin MCPHOST_PROCESS_TREE=7-x\n"
+                "  300 /usr/bin/daemon --fork HOME=/ MCPHOST_PROCESS_TREE=7-x\n"
+                "  301 (zombie)\n  400 other MCPHOST_PROCESS_TREE=7-xy\n  nonsense\n")
+
+    system = FakeSystem(None)
+    tree = Posix(killpg=system.killpg, kill=system.kill, ps=ps)
+    assert tree.strays(100, "7-x") == [102, 300]  # 102 by descent (setsid), 300 by the marker
+    assert calls == [["-axo", "pid=,ppid=,pgid=,stat="], ["-axEww", "-o", "pid=,command="]]
+    assert tree.alive(100)
+
+
+def test_a_failing_ps_finds_nothing_rather_than_raising() -> None:
+    def ps(args: Any) -> str:
+        raise OSError("no ps")
+
+    tree = Posix(killpg=lambda g, s: None, ps=ps)
+    assert tree.strays(100, "7-x") == []
+    assert tree.alive(100)  # the group answers: it counts as alive

@@ -161,6 +161,11 @@ class FakeTree:
     def reap(self, leader: int) -> None:
         pass
 
+    def strays(self, leader: int, marker: str | None = None) -> list[int]:
+        assert marker
+        self.sent.append("SWEEP")
+        return []
+
 
 def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace() -> None:
     from mcphost.transports.stdio import process as room
@@ -181,8 +186,9 @@ def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace(
 
     assert sorted(room._end_leftovers(clock=lambda: now[0], sleep=sleep)) == ["polite", "stubborn"]
     polite, stubborn = (p.tree for p in processes)
-    assert polite.sent == ["TERM"] and not processes[0].forced  # type: ignore[attr-defined]
-    assert stubborn.sent == ["TERM", "KILL"] and processes[1].forced  # type: ignore[attr-defined]
+    # Then what left each tree is swept for (by its marker).
+    assert polite.sent == ["TERM", "SWEEP"] and not processes[0].forced  # type: ignore[attr-defined]
+    assert stubborn.sent == ["TERM", "KILL", "SWEEP"] and processes[1].forced  # type: ignore[attr-defined]
     assert 3.0 <= now[0] < 3.1  # the longest grace, then no longer
     assert done.tree.sent == []  # type: ignore[attr-defined]
     assert all(p.ended for p in processes) and room._end_leftovers() == []

@@ -40,7 +40,7 @@ from typing import Final, cast
 from ...errors import ConfigurationError
 from . import platform
 from .command import resolve_command
-from .platform import NO_LIMITS, Limits, ProcessTree
+from .platform import MARKER, NO_LIMITS, Limits, ProcessTree, new_marker
 
 __all__ = ["STDIN_GRACE", "ServerProcess"]
 
@@ -120,6 +120,9 @@ class ServerProcess:
         self.exit_grace = exit_grace
         #: The operating system's side: groups, signals, survivors.
         self.tree: ProcessTree = tree if tree is not None else platform.current()
+        #: The value of :data:`~.platform.MARKER` in the server's environment: its
+        #: descendants inherit it, so that those that leave the tree are still found.
+        self.marker = new_marker()
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
         #: Called once when the leader process exits, even while a grandchild that
@@ -165,7 +168,7 @@ class ServerProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self.env,
+                env={**self.env, MARKER: self.marker},
                 cwd=self.cwd,
                 **kwargs,
             )
@@ -182,6 +185,7 @@ class ServerProcess:
             self._stdin.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         pid = transport.get_pid()
         self.leader = pid
+        self.tree.adopt(pid)
         _running.add(self)
         _install_exit_hook()
         # The arguments are not logged: they may hold secrets expanded from ${...}.
@@ -352,8 +356,9 @@ class ServerProcess:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
         # Descendants that left the tree (setsid()) are out of reach of a signal to it:
-        # note them now, while the server still holds them together.
-        strays = tree.strays(leader)
+        # note them now, while the server still holds them together (the marker finds
+        # those that were orphaned too, now and at the end).
+        strays = tree.strays(leader, self.marker)
         if self.returncode is None and self._stdin is not None:
             self.log.debug("x closing stdin of pid %s", leader)
             with contextlib.suppress(Exception):
@@ -374,12 +379,9 @@ class ServerProcess:
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
                 tree.kill(leader)
                 await self._wait_group_gone(5.0)
-        for stray in strays:
-            # Only processes that were descendants when the shutdown began can be found
-            # (docs/reliability.md).
-            if tree.kill_pid(stray):
-                self.log.debug("x killed pid %s, which had left the tree", stray)
+        self._kill_strays(strays)
         self.ended = True
+        tree.release(leader)
         _running.discard(self)
         await self.wait_stderr(1.0)
         with contextlib.suppress(Exception):
@@ -387,6 +389,21 @@ class ServerProcess:
             transport.close()
         self.log.debug("x pid %s exited with %s", leader, self.returncode)
         return self.returncode
+
+    def _kill_strays(self, noted: Sequence[int] = ()) -> None:
+        """SIGKILL the processes that left the tree: those noted when the shutdown began,
+        then every one that still carries the marker (a few rounds: one may be starting
+        another as it dies)."""
+        leader = self.leader
+        assert leader is not None
+        found = list(noted)
+        for _ in range(3):
+            for stray in found:
+                if self.tree.kill_pid(stray):
+                    self.log.debug("x killed pid %s, which had left the tree", stray)
+            found = self.tree.strays(leader, self.marker)
+            if not found:
+                return
 
     def tree_running(self) -> bool:
         """Whether something of the tree may still run: started, its ladder not finished,
@@ -397,13 +414,17 @@ class ServerProcess:
         return self.returncode is None or self.tree.alive(leader)
 
     def kill_now(self) -> bool:
-        """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C);
-        False if nothing of it was running. A shutdown under way still finishes."""
+        """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C),
+        and every process that left it; False if nothing of it was running. A shutdown
+        under way still finishes."""
         leader = self.leader
-        if leader is None or not self.tree_running():
+        if leader is None or self.ended:
             return False
-        if not self.tree.kill(leader):
+        killed = self.tree_running() and self.tree.kill(leader)
+        strays = self.tree.strays(leader, self.marker)
+        if not killed and not strays:
             return False
+        self._kill_strays(strays)
         self.forced = True
         self.log.debug("x killed the tree of pid %s at once", leader)
         return True
@@ -425,14 +446,13 @@ def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[
     """The synchronous ladder, for an application that exits without shutting its servers
     down: SIGTERM every tree still running, wait up to the longest ``exit_grace``, SIGKILL
     what is left. Returns the names of the servers it had to stop."""
-    left = [p for p in list(_running) if p.tree_running()]
-    if not left:
-        return []
+    everyone = [p for p in list(_running) if p.leader is not None and not p.ended]
+    left = [p for p in everyone if p.tree_running()]
     for process in left:
         assert process.leader is not None
         process.log.debug("x application exits: SIGTERM to the tree of pid %s", process.leader)
         process.tree.terminate(process.leader)
-    deadline = clock() + max(p.exit_grace for p in left)
+    deadline = clock() + max((p.exit_grace for p in left), default=0.0)
 
     def alive(process: ServerProcess) -> bool:
         assert process.leader is not None
@@ -448,7 +468,8 @@ def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[
     for process in waiting:
         assert process.leader is not None
         process.forced = process.tree.kill(process.leader) or process.forced
-    for process in left:
+    for process in everyone:
+        process._kill_strays()  # what left the trees, even of a server that had exited
         process.ended = True
         _running.discard(process)
     return [p.name for p in left]
