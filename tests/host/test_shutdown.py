@@ -134,3 +134,39 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     assert died == [(os.getpid(), signal.SIGTERM)]
     assert host.get_tools()["a"]["state"] == "stopped"
     assert pid is not None and not group_alive(pid)
+
+
+async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once() -> None:
+    # An application of its own (asyncio.run, async with MCPHost, no signal handling): the
+    # first Ctrl-C starts the ladder, which waits (the server ignores EOF and SIGTERM; its
+    # child stands for npm exec's node) up to the 60 s graceful timeout; the second Ctrl-C
+    # tears asyncio down. Before: the servers lived on for the exit hook's whole grace
+    # (measured 10 s with the default timeout); now they are killed at once (0.05 s).
+    import json
+    import os
+    import sys
+
+    stubborn = fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True, ignoreSigterm=True, spawnChild=True)
+    polite = fake({"tools": [ECHO_TOOL]}, spawnChild=True)
+    app = str(Path(__file__).resolve().parent.parent / "data" / "library_app.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, app, json.dumps(fake_config(polite=polite, stubborn=stubborn)),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    try:
+        ready = (await asyncio.wait_for(proc.stdout.readline(), 60)).split()
+        assert ready[:1] == [b"ready"], ready
+        groups = [int(pid) for pid in ready[1:]]
+        assert len(groups) == 2 and all(group_alive(g) for g in groups)
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"stopping\n"
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 30) != 0
+        # The application has exited: nothing of either server is left (the stubborn one
+        # would have had 60 s more under the ladder, and the exit hook's grace after it).
+        assert not any(group_alive(g) for g in groups)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

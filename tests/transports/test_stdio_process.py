@@ -192,3 +192,29 @@ def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace(
     assert 3.0 <= now[0] < 3.1  # the longest grace, then no longer
     assert done.tree.sent == []  # type: ignore[attr-defined]
     assert all(p.ended for p in processes) and room._end_leftovers() == []
+
+
+def test_the_exit_hook_kills_at_once_after_ctrl_c_or_an_interrupted_ladder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An application dying of Ctrl-C (the interpreter's last exception is KeyboardInterrupt),
+    # or a ladder that began and never ended (asyncio torn down under it): no SIGTERM and
+    # no grace (it was 10 s by default, "npm exec children running for many seconds").
+    from mcphost.transports.stdio import process as room
+
+    def make(name: str) -> ServerProcess:
+        proc = ServerProcess(name, "x", [], env={}, exit_grace=30.0, tree=FakeTree(True))  # type: ignore[arg-type]
+        proc.leader = 3000
+        room._running.add(proc)
+        return proc
+
+    def sleep(seconds: float) -> None:
+        raise AssertionError("the hook waited")
+
+    ladder = make("ladder")
+    ladder._shutdown_task = object()  # type: ignore[assignment]
+    assert room._end_leftovers(sleep=sleep) == ["ladder"]
+    assert ladder.tree.sent == ["KILL", "SWEEP"] and ladder.forced  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(room.sys, "last_value", KeyboardInterrupt(), raising=False)
+    plain = make("plain")
+    assert room._end_leftovers(sleep=sleep) == ["plain"]
+    assert plain.tree.sent == ["KILL", "SWEEP"] and plain.forced  # type: ignore[attr-defined]

@@ -32,6 +32,7 @@ import contextlib
 import logging
 import os
 import subprocess
+import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -352,6 +353,21 @@ class ServerProcess:
         leader = self.leader
         if transport is None or leader is None:
             return None
+        try:
+            return await self._steps(transport, leader, timeout)
+        except BaseException:
+            # shutdown() shields the ladder: what stops it half-way is the application's
+            # own teardown (asyncio.run cancelling every task after a second Ctrl-C, a
+            # KeyboardInterrupt inside it). The rest of the ladder is done now, at once.
+            if not self.ended:
+                self.log.warning("x stopping %s was interrupted: killing its processes now", self.name)
+                self.kill_now()
+                self.ended = True
+                _running.discard(self)
+                self.tree.release(leader)
+            raise
+
+    async def _steps(self, transport: asyncio.SubprocessTransport, leader: int, timeout: float) -> int | None:
         tree = self.tree
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
@@ -379,7 +395,7 @@ class ServerProcess:
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
                 tree.kill(leader)
                 await self._wait_group_gone(5.0)
-        self._kill_strays(strays)
+        self._kill_strays(strays or None)  # (none noted: swept for now)
         self.ended = True
         tree.release(leader)
         _running.discard(self)
@@ -390,20 +406,20 @@ class ServerProcess:
         self.log.debug("x pid %s exited with %s", leader, self.returncode)
         return self.returncode
 
-    def _kill_strays(self, noted: Sequence[int] = ()) -> None:
-        """SIGKILL the processes that left the tree: those noted when the shutdown began,
-        then every one that still carries the marker (a few rounds: one may be starting
-        another as it dies)."""
+    def _kill_strays(self, found: Sequence[int] | None = None) -> None:
+        """SIGKILL the processes that left the tree (``found``, else swept for), then
+        those still found (a few rounds: one may be starting another as it dies)."""
         leader = self.leader
         assert leader is not None
-        found = list(noted)
         for _ in range(3):
+            if found is None:
+                found = self.tree.strays(leader, self.marker)
+            if not found:
+                return
             for stray in found:
                 if self.tree.kill_pid(stray):
                     self.log.debug("x killed pid %s, which had left the tree", stray)
-            found = self.tree.strays(leader, self.marker)
-            if not found:
-                return
+            found = None
 
     def tree_running(self) -> bool:
         """Whether something of the tree may still run: started, its ladder not finished,
@@ -445,9 +461,19 @@ def _install_exit_hook() -> None:
 def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """The synchronous ladder, for an application that exits without shutting its servers
     down: SIGTERM every tree still running, wait up to the longest ``exit_grace``, SIGKILL
-    what is left. Returns the names of the servers it had to stop."""
+    what is left; at once for an interrupted one. Then the processes that left the trees.
+    Returns the names of the servers it had to stop."""
     everyone = [p for p in list(_running) if p.leader is not None and not p.ended]
     left = [p for p in everyone if p.tree_running()]
+    # A ladder that began and never ended was interrupted (a second Ctrl-C while asyncio
+    # shut down), and an application that dies of Ctrl-C was interrupted as a whole (the
+    # second press may come before a ladder begins): those trees go now, without a grace.
+    at_once = isinstance(getattr(sys, "last_value", None), KeyboardInterrupt)
+    interrupted = [p for p in left if at_once or p._shutdown_task is not None]
+    for process in interrupted:
+        process.log.debug("x application exits while %s was stopping: killing it now", process.name)
+        process.kill_now()
+    left = [p for p in left if p not in interrupted]
     for process in left:
         assert process.leader is not None
         process.log.debug("x application exits: SIGTERM to the tree of pid %s", process.leader)
@@ -469,7 +495,8 @@ def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[
         assert process.leader is not None
         process.forced = process.tree.kill(process.leader) or process.forced
     for process in everyone:
-        process._kill_strays()  # what left the trees, even of a server that had exited
+        if process not in interrupted:  # (kill_now() swept for those)
+            process._kill_strays()  # what left the trees, even of a server that had exited
         process.ended = True
         _running.discard(process)
-    return [p.name for p in left]
+    return [p.name for p in interrupted + left]
