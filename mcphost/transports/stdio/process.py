@@ -40,7 +40,7 @@ from typing import Final, cast
 
 from ...errors import ConfigurationError
 from . import platform
-from .command import resolve_command
+from .command import command_line
 from .platform import MARKER, NO_LIMITS, Limits, ProcessTree, new_marker
 
 __all__ = ["STDIN_GRACE", "ServerProcess"]
@@ -158,14 +158,13 @@ class ServerProcess:
                 "(cwd) does not exist or is not a directory",
                 server=self.name,
             )
-        executable = resolve_command(self.command, self.env, self.cwd)
+        argv = command_line(self.command, self.args, self.env, self.cwd)
         kwargs = self.tree.spawn_options(self.limits)
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
                 lambda: _ChildProtocol(self),
-                executable,
-                *self.args,
+                *argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
