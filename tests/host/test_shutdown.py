@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, wait_for
+from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, needs_npx, wait_for
 
 from mcphost import MCPHost
 
@@ -136,7 +136,15 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     assert pid is not None and not group_alive(pid)
 
 
-async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once() -> None:
+NPM_EXEC = {"command": "npm", "args": ["exec", "--yes", "--", "@modelcontextprotocol/server-everything"],
+            "timeout": 180}
+
+
+@pytest.mark.parametrize("runner", [
+    "fake",
+    pytest.param("npm exec", marks=[pytest.mark.interop, needs_npx]),
+])
+async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once(runner: str) -> None:
     # An application of its own (asyncio.run, async with MCPHost, no signal handling): the
     # first Ctrl-C starts the ladder, which waits (the server ignores EOF and SIGTERM; its
     # child stands for npm exec's node) up to the 60 s graceful timeout; the second Ctrl-C
@@ -147,7 +155,7 @@ async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once()
     import sys
 
     stubborn = fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True, ignoreSigterm=True, spawnChild=True)
-    polite = fake({"tools": [ECHO_TOOL]}, spawnChild=True)
+    polite = fake({"tools": [ECHO_TOOL]}, spawnChild=True) if runner == "fake" else NPM_EXEC
     app = str(Path(__file__).resolve().parent.parent / "data" / "library_app.py")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = await asyncio.create_subprocess_exec(
@@ -155,7 +163,7 @@ async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once()
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env)
     assert proc.stdout is not None
     try:
-        ready = (await asyncio.wait_for(proc.stdout.readline(), 60)).split()
+        ready = (await asyncio.wait_for(proc.stdout.readline(), 200)).split()
         assert ready[:1] == [b"ready"], ready
         groups = [int(pid) for pid in ready[1:]]
         assert len(groups) == 2 and all(group_alive(g) for g in groups)
