@@ -22,6 +22,9 @@ class FakeSystem:
         self.sent: list[tuple[str, int, int]] = []
         #: pid -> its environment as /proc/<pid>/environ gives it.
         self.environ: dict[int, bytes] = {}
+        #: pid -> its start time (field 22 of its stat); absent: a short stat line.
+        self.starts: dict[int, int] = {}
+        self.environ_read: list[int] = []
         self.reaped: list[int] = []
         self.gone_groups: set[int] = set()
 
@@ -47,11 +50,14 @@ class FakeSystem:
         if self.table is None or pid not in self.table:
             raise FileNotFoundError(path)
         if path.endswith("/environ"):
+            self.environ_read.append(pid)
             if pid not in self.environ:
                 raise PermissionError(path)  # another user's
             return self.environ[pid]
         state, ppid, pgrp = self.table[pid]
         # comm may hold spaces and parentheses: the fields start after the last ")".
+        if pid in self.starts:  # fields 6 to 21, then 22: the start time
+            return f"{pid} (node (x) y) {state} {ppid} {pgrp} {'0 ' * 16}{self.starts[pid]} 0 0".encode()
         return f"{pid} (node (x) y) {state} {ppid} {pgrp} 0 0 0".encode()
 
     def waitpid(self, pid: int, options: int) -> Any:
@@ -339,3 +345,20 @@ def test_the_platform_room_imports_where_posix_calls_do_not_exist(tmp_path: Any)
                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['creationflags']"
+
+
+def test_the_marker_sweep_reads_only_processes_younger_than_the_server() -> None:
+    # A process older than the server cannot have inherited its environment: the sweep
+    # does not read it (reading every environment of a busy machine costs milliseconds).
+    mark = b"MCPHOST_PROCESS_TREE=1-abc"
+    system = FakeSystem({50: ("S", 1, 50), 100: ("S", 1, 100), 300: ("S", 1, 300)})
+    system.starts = {50: 1000, 100: 5000, 300: 5100}
+    system.environ = {50: mark, 100: mark, 300: mark}
+    tree = system.posix()
+    tree.adopt(100)
+    assert tree.strays(100, "1-abc") == [300]
+    assert 50 not in system.environ_read
+    tree.release(100)
+    system.environ_read.clear()
+    assert tree.strays(100, "1-abc") == [50, 300]  # not adopted: every process is read
+    assert 50 in system.environ_read

@@ -135,6 +135,7 @@ class Posix:
         #: Runs ``ps`` with these arguments and returns its output: the process table of
         #: a system without ``/proc`` (macOS, the BSDs). None: ``/proc``.
         self._ps = ps
+        self._born: dict[int, int] = {}  # leader -> its start time (clock ticks since boot)
 
     def spawn_options(self, limits: Limits) -> dict[str, Any]:
         options: dict[str, Any] = {"start_new_session": True}  # a new session: a new process group
@@ -180,20 +181,23 @@ class Posix:
         table = self._table()
         if table is None:
             return True  # no /proc: every member that answers counts as alive
-        return any(pgrp == leader and state not in (b"Z", b"X") for state, _, pgrp in table.values())
+        return any(pgrp == leader and state not in (b"Z", b"X") for state, _, pgrp, _ in table.values())
 
     def adopt(self, leader: int) -> None:
-        return None  # the new session made the group
+        # The new session made the group; the leader's start time bounds the sweeps.
+        row = None if self._ps is not None else self._stat(leader)
+        if row is not None:
+            self._born[leader] = row[3]
 
     def release(self, leader: int) -> None:
-        return None
+        self._born.pop(leader, None)
 
     def strays(self, leader: int, marker: str | None = None) -> list[int]:
         table = self._table()
         if table is None:
             return []
         children: dict[int, list[int]] = {}
-        for pid, (state, ppid, _) in table.items():
+        for pid, (state, ppid, _, _) in table.items():
             if state not in (b"Z", b"X"):
                 children.setdefault(ppid, []).append(pid)
         found: list[int] = []
@@ -205,22 +209,25 @@ class Posix:
                 todo.append(child)
         if marker:
             own = os.getpid()
-            for pid in self._marked(f"{MARKER}={marker}".encode(), table):
+            for pid in self._marked(f"{MARKER}={marker}".encode(), table, self._born.get(leader, 0)):
                 entry = table.get(pid)
                 if pid != own and entry is not None and entry[2] != leader and entry[0] not in (b"Z", b"X") \
                         and pid not in found:
                     found.append(pid)
         return found
 
-    def _marked(self, needle: bytes, table: dict[int, tuple[bytes, int, int]]) -> list[int]:
-        """The processes whose environment holds ``needle`` (``NAME=value``)."""
+    def _marked(self, needle: bytes, table: dict[int, tuple[bytes, int, int, int]], born: int) -> list[int]:
+        """The processes whose environment holds ``needle`` (``NAME=value``); on Linux only
+        those started since ``born`` (the leader's start time) are read."""
         if self._ps is not None:
             # Each line: the pid, the command, then (for our own processes) the environment.
             out = self._ps(["-axEww", "-o", "pid=,command="]).encode("utf-8", "replace")
             return [int(line.split(None, 1)[0]) for line in out.splitlines()
                     if needle in line.split() and line.split(None, 1)[0].isdigit()]
         found = []
-        for pid in table:
+        for pid, entry in table.items():
+            if entry[3] < born:
+                continue  # older than the server: cannot have inherited its marker
             try:
                 environ = self._read(f"/proc/{pid}/environ")
             except OSError:
@@ -242,39 +249,47 @@ class Posix:
         except OSError:
             pass  # not our child, or reaped already
 
-    def _table(self) -> dict[int, tuple[bytes, int, int]] | None:
-        """pid -> (state, parent pid, process group) for every process; None without one."""
+    def _table(self) -> dict[int, tuple[bytes, int, int, int]] | None:
+        """pid -> (state, parent pid, process group, start time) for every process (the
+        start time: 0 where unknown); None without a table."""
         if self._ps is not None:
             return _ps_table(self._ps)
         try:
             entries = self._listdir("/proc")
         except OSError:
             return None
-        table: dict[int, tuple[bytes, int, int]] = {}
+        table: dict[int, tuple[bytes, int, int, int]] = {}
         for entry in entries:
-            if not entry.isdigit():
-                continue
-            try:
-                stat = self._read(f"/proc/{entry}/stat")
-            except OSError:
-                continue  # exited meanwhile, or not ours to read
-            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) > 2:
-                table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+            if entry.isdigit():
+                row = self._stat(int(entry))
+                if row is not None:
+                    table[int(entry)] = row
         return table
 
+    def _stat(self, pid: int) -> tuple[bytes, int, int, int] | None:
+        """(state, parent pid, process group, start time) of one process from ``/proc``."""
+        try:
+            stat = self._read(f"/proc/{pid}/stat")
+        except OSError:
+            return None  # exited meanwhile, or not ours to read
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) <= 2:
+            return None
+        # Field 22 is the start time (clock ticks since boot); 0 where not shown.
+        return fields[0], int(fields[1]), int(fields[2]), int(fields[19]) if len(fields) > 19 else 0
 
-def _ps_table(ps: Callable[[Sequence[str]], str]) -> dict[int, tuple[bytes, int, int]] | None:
+
+def _ps_table(ps: Callable[[Sequence[str]], str]) -> dict[int, tuple[bytes, int, int, int]] | None:
     try:
         out = ps(["-axo", "pid=,ppid=,pgid=,stat="])
     except (OSError, subprocess.SubprocessError):
         return None
-    table: dict[int, tuple[bytes, int, int]] = {}
+    table: dict[int, tuple[bytes, int, int, int]] = {}
     for line in out.splitlines():
         fields = line.split()
         if len(fields) >= 4 and fields[0].isdigit():
-            table[int(fields[0])] = (fields[3][:1].encode(), int(fields[1]), int(fields[2]))
+            table[int(fields[0])] = (fields[3][:1].encode(), int(fields[1]), int(fields[2]), 0)
     return table
 
 

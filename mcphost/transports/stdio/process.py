@@ -373,7 +373,8 @@ class ServerProcess:
         # Descendants that left the tree (setsid()) are out of reach of a signal to it:
         # note them now, while the server still holds them together (the marker finds
         # those that were orphaned too, now and at the end).
-        strays = tree.strays(leader, self.marker)
+        # (A sweep reads the whole process table: a thread's work, not the loop's.)
+        strays = await asyncio.to_thread(tree.strays, leader, self.marker)
         if self.returncode is None and self._stdin is not None:
             self.log.debug("x closing stdin of pid %s", leader)
             with contextlib.suppress(Exception):
@@ -394,7 +395,7 @@ class ServerProcess:
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
                 tree.kill(leader)
                 await self._wait_group_gone(5.0)
-        self._kill_strays(strays or None)  # (none noted: swept for now)
+        await asyncio.to_thread(self._kill_strays, strays or None)  # (none noted: swept for now)
         self.ended = True
         tree.release(leader)
         _running.discard(self)
