@@ -277,7 +277,7 @@ def test_windows_without_a_console_or_a_job_still_stops_the_leader() -> None:
     killed: list[tuple[int, int]] = []
     tree = Windows(api=jobs, kill=lambda pid, sig: killed.append((pid, sig)))
     tree.adopt(600)
-    assert tree.terminate(600)  # no console shared: nothing sent, the ladder's kill follows
+    assert not tree.terminate(600)  # no console shared: nothing asked, the ladder's kill follows
     jobs.fail = {"assign"}
     tree.adopt(700)  # not in a job (already in another one): only the leader is reached
     assert ("close", 11) in jobs.calls

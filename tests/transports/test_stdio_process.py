@@ -218,3 +218,21 @@ def test_the_exit_hook_kills_at_once_after_ctrl_c_or_an_interrupted_ladder(monke
     plain = make("plain")
     assert room._end_leftovers(sleep=sleep) == ["plain"]
     assert plain.tree.sent == ["KILL", "SWEEP"] and plain.forced  # type: ignore[attr-defined]
+
+
+class NoWayToAsk(Posix):
+    """A tree that cannot be asked to stop (a Windows server without the host's console)."""
+
+    def terminate(self, leader: int) -> bool:
+        return False
+
+
+async def test_a_tree_that_cannot_be_asked_to_stop_is_killed_without_the_graceful_wait() -> None:
+    # It ignores EOF and SIGTERM, and is never asked anyway: the ladder does not wait out
+    # its 60 s graceful timeout for an answer that cannot come.
+    code = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    proc = ServerProcess("mute", sys.executable, ["-c", code], env=dict(os.environ), stdin_grace=0.1,
+                         tree=NoWayToAsk())
+    await proc.start()
+    code_seen = await asyncio.wait_for(proc.shutdown(60), 20)
+    assert code_seen == -signal.SIGKILL and proc.forced

@@ -81,7 +81,8 @@ class ProcessTree(Protocol):
         :data:`LIMIT_KINDS`), from its exit code and last stderr lines; None: none."""
 
     def terminate(self, leader: int) -> bool:
-        """Ask every process of the tree to stop (SIGTERM); False: nothing was left."""
+        """Ask every process of the tree to stop (SIGTERM); False: nothing was left, or
+        it could not be asked (the ladder then kills without waiting)."""
 
     def kill(self, leader: int) -> bool:
         """Kill every process of the tree at once (SIGKILL); False: nothing was left."""

@@ -382,8 +382,11 @@ class ServerProcess:
             await self.wait_exit(max(0.0, min(timeout / 2, self.stdin_grace)))
         if self.returncode is None:
             self.log.debug("x SIGTERM to the tree of pid %s", leader)
-            tree.terminate(leader)
-            await self.wait_exit(max(0.0, deadline - loop.time()))
+            asked = tree.terminate(leader)
+            # Not asked (nothing left, or no way to ask: a Windows server without the
+            # host's console): its exit is only collected, briefly, before the kill.
+            remaining = max(0.0, deadline - loop.time())
+            await self.wait_exit(remaining if asked else min(remaining, 0.5))
         if self.returncode is None:
             self.log.warning("x server %s ignored SIGTERM; sending SIGKILL", self.name)
             self.forced = True

@@ -107,7 +107,7 @@ class Windows:
         try:
             self._calls().ctrl_break(leader)
         except OSError:
-            pass  # no console shared with the server: the ladder's kill follows
+            return False  # no console shared with the server: the ladder's kill follows
         return True
 
     def kill(self, leader: int) -> bool:
