@@ -26,10 +26,17 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["USING_ORJSON", "MAX_DEPTH", "dumps", "encode_unchecked", "loads", "json_kind", "codec", "nonfinite"]
+__all__ = ["USING_ORJSON", "MAX_DEPTH", "MAX_TOKENS", "TokenCount", "dumps", "encode_unchecked", "loads", "json_kind",
+           "codec", "nonfinite"]
 
 #: Deepest nesting a decoded message may have (orjson's fixed limit, kept by both).
 MAX_DEPTH: Final = 1024
+
+#: JSON tokens one message may hold (see :class:`TokenCount`): what its decoding costs is
+#: bounded by this rather than by its size in bytes.
+MAX_TOKENS: Final = 1_000_000
+#: Bytes counted per :meth:`TokenCount.step` (a few milliseconds of work).
+TOKEN_SLICE: Final = 256 * 1024
 
 _NULL: Final = b"null"
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -57,6 +64,50 @@ def nonfinite(value: Any) -> bool:
         elif isinstance(item, (list, tuple)):
             todo.extend(item)
     return False
+
+
+class TokenCount:
+    """Counts the tokens of one JSON text a slice at a time, before it is decoded.
+
+    A token is an opening ``[`` or ``{``, a ``,`` or a ``:`` outside strings: every array
+    element, object member and container costs at least one, so the count bounds what
+    decoding the text (and every per-item step after it) will cost, while a long string
+    counts nothing. Decoding cannot be cut into slices (both codecs build the whole value
+    in one call); counting can, at the speed of ``bytes`` methods (about a millisecond per
+    100 KB): a caller counts a large message a slice per event-loop turn and refuses it
+    when :attr:`tokens` passes its bound, before any of it is decoded. Text that is not
+    JSON is counted all the same (decoding refuses it later).
+    """
+
+    __slots__ = ("_inside", "data", "position", "tokens")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.position = 0
+        self.tokens = 0
+        self._inside = False  # the last slice ended inside a string
+
+    @property
+    def done(self) -> bool:
+        return self.position >= len(self.data)
+
+    def step(self, size: int = TOKEN_SLICE) -> int:
+        """Count the next ``size`` bytes (or a few more); return the tokens so far."""
+        data = self.data
+        end = min(len(data), self.position + size)
+        while end < len(data) and data[end - 1] == 0x5C:
+            end += 1  # a slice never ends on a backslash: its escape is counted whole
+        chunk = data[self.position : end]
+        self.position = end
+        if b"\\" in chunk:
+            # Escaped backslashes, then escaped quotes: every quote left delimits a string.
+            chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
+        parts = chunk.split(b'"')
+        outside = b"".join(parts[1::2] if self._inside else parts[::2])
+        if not len(parts) & 1:  # an odd number of quotes: the string state flips
+            self._inside = not self._inside
+        self.tokens += outside.count(b",") + outside.count(b":") + outside.count(b"[") + outside.count(b"{")
+        return self.tokens
 
 
 def _lone_surrogate(value: Any) -> bool:
@@ -109,7 +160,7 @@ def _stdlib_codec() -> tuple[Callable[[Any], bytes], Callable[[bytes | str], Any
 
     def loads(data: bytes | str) -> Any:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray, memoryview)) else data
-        raw = data if isinstance(data, bytes) else text.encode("utf-8", "surrogatepass")
+        raw = data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "surrogatepass")
         decode = careful if _BIG_NUMBER.search(raw) else plain
         try:
             value = decode(text)

@@ -20,7 +20,9 @@ and it owns what MCP adds to JSON-RPC:
 - server requests are admitted only for the capabilities the client declared; task methods
   and task-augmented requests go to the served tasks; the rest to the host's handler;
 - message checks (:class:`~mcphost.protocol.messages.MessageChecker`) on what the server
-  sends and on what the application answers;
+  sends and on what the application answers; a listing's items are counted against
+  ``max_list_items`` before any of them is checked (a million-tool page is refused, not
+  checked for seconds first);
 - the tasks it starts for the server (async progress callbacks): held in its
   :class:`~mcphost.rpc.taskset.TaskSet` and cancelled when the session closes.
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
@@ -60,6 +63,9 @@ logger = logging.getLogger("mcphost.client")
 # Server requests the client can run as client-side tasks (2025-11-25).
 _TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
 _PROGRESS: Final = "notifications/progress"
+#: Listing methods -> the member that holds their items (counted before any check).
+_LISTS: Final = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+                 "resources/templates/list": "resourceTemplates", "tasks/list": "tasks"}
 _NO_TIMEOUT: Final = CallOptions(timeout=0)
 
 #: How many requests of one kind a server may have the application serve at once.
@@ -138,6 +144,9 @@ class ClientSession:
         #: other); beyond, they wait, and past ``request_queue`` waiting they are refused.
         self.request_limits: dict[str, int] = dict(REQUEST_LIMITS)
         self.request_queue = REQUEST_QUEUE
+        #: Items one page of a listing may hold: more is refused before any item is checked
+        #: (the host's ``Bounds.max_list_items``, which counts all pages, sets it).
+        self.max_list_items = 10_000
         self._gates: dict[str, _Gate] = {}
         #: The tasks this session started (async progress callbacks): cancelled with it.
         self.tasks = TaskSet(name)
@@ -175,7 +184,10 @@ class ClientSession:
             checker.result("initialize", result)
             self.checker = checker
             self._plain_progress = checker.plain_notifications.get(_PROGRESS)
-            peer.plain_results = checker.plain_results
+            plain = dict(checker.plain_results)
+            for method, key in _LISTS.items():  # a listing is counted before it is checked
+                plain[method] = functools.partial(self._counted_plain, key, plain.get(method))
+            peer.plain_results = plain
             peer.result_check = self._check_result
         # An HTTP transport sends the version in a header on every later request (spec
         # 2025-06-18 "Protocol Version Header") and may open its server-to-client stream.
@@ -321,7 +333,21 @@ class ClientSession:
         if reason is TIMED_OUT and self.on_timeout is not None:
             self.on_timeout(call.method)
 
+    def _too_many(self, key: str, result: Any) -> bool:
+        items = result.get(key) if type(result) is dict else None
+        return type(items) is list and len(items) > self.max_list_items
+
+    def _counted_plain(self, key: str, plain: Callable[[Any], bool] | None, result: Any) -> bool:
+        # Too many items: not plain, so the full check below refuses them, uncounted.
+        return not self._too_many(key, result) and plain is not None and plain(result)
+
     def _check_result(self, method: str, result: Any, augmented: bool) -> None:
+        key = _LISTS.get(method)
+        if key is not None and not augmented and self._too_many(key, result):
+            raise ProtocolError(
+                f"{method} lists more than {self.max_list_items} items (the bound is max_list_items)",
+                server=self.name,
+            )
         checker = self.checker
         if checker is not None:
             checker.result(method, result, task=augmented)

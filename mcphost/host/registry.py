@@ -59,6 +59,7 @@ async def list_all(
     ``max_items`` items is the server's ``ProtocolError``.
     """
     name = session.name
+    session.max_list_items = max_items  # a page over the bound is refused before it is checked
     items: list[Any] = []
     seen: set[str] = set()
     cursor: Any = None

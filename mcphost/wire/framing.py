@@ -15,12 +15,15 @@ finding those would cost a step per line.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 __all__ = ["DEFAULT_MAX_SIZE", "LineFramer", "Oversized"]
 
 DEFAULT_MAX_SIZE: Final = 64 * 1024 * 1024
 _HEAD: Final = 512
+#: Lines longer than this are handed over as the buffer they were gathered in (a
+#: ``bytearray``), not copied.
+_LONG: Final = 1 << 20
 
 
 class Oversized:
@@ -39,8 +42,9 @@ class Oversized:
 class LineFramer:
     """Splits a byte stream into lines (without the newline, ``\\r`` stripped).
 
-    ``feed`` returns the complete, non-empty lines the data finished. Lines over
-    ``max_size`` are dropped and appended to ``oversized`` instead (the caller clears it).
+    ``feed`` returns the complete, non-empty lines the data finished (a line over 1 MiB
+    gathered over several chunks may be a ``bytearray``). Lines over ``max_size`` are
+    dropped and appended to ``oversized`` instead (the caller clears it).
     """
 
     __slots__ = ("_buf", "_scan", "_skip_head", "_skipped", "_skipping", "max_size", "oversized")
@@ -90,10 +94,18 @@ class LineFramer:
                 self._scan = 0
                 self._begin_skip(head, size)
             return []
-        first = bytes(buf[:nl])
         tail = bytes(buf[nl + 1 :])
-        buf.clear()
         self._scan = 0
+        if nl > _LONG:
+            # A long line is handed over as it is, uncopied: copying tens of megabytes
+            # into fresh memory costs tens of milliseconds of page faults in one go.
+            # It has every method of ``bytes`` that is used on a line (the codecs take it).
+            del buf[nl:]
+            first = cast(bytes, buf)
+            self._buf = bytearray()
+        else:
+            first = bytes(buf[:nl])
+            buf.clear()
         lines = self._clean([first]) if len(first) <= self.max_size else self._over(first)
         if tail:
             lines.extend(self.feed(tail))

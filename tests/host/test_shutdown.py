@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from helpers import ECHO_TOOL, fake, fake_config, group_alive, wait_for
+from helpers import ECHO_TOOL, descendants, fake, fake_config, group_alive, needs_npx, wait_for
 
 from mcphost import MCPHost
 
@@ -80,6 +80,33 @@ async def test_a_grandchild_that_left_the_group_does_not_survive_shutdown(tmp_pa
                           or "Z" in Path(f"/proc/{stray}/stat").read_text().rsplit(")", 1)[1][:3])
 
 
+def _dead(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="the sweep reads /proc (Linux)")
+async def test_a_daemon_that_double_forked_out_of_the_tree_does_not_survive_shutdown(tmp_path: Path) -> None:
+    # The classic daemon: setsid() in a child, a grandchild forked, the child exits. The
+    # grandchild is in no group of the server's and, orphaned, no descendant of it either;
+    # it ignores SIGTERM. Before the environment marker it outlived every shutdown.
+    import sys
+
+    pidfile = tmp_path / "daemon.pid"
+    entry = fake({"tools": [ECHO_TOOL]})
+    script = str(Path(__file__).resolve().parent.parent / "data" / "daemonizing_server.py")
+    entry = {**entry, "command": sys.executable, "args": [script, str(pidfile), entry["command"], *entry["args"]]}
+    async with MCPHost({"mcpServers": {"a": entry}}, shutdown_timeout=1) as host:
+        assert (await host.call_tool("a.echo", {}))["content"]
+        assert await wait_for(pidfile.exists)
+        daemon = int(pidfile.read_text())
+        assert not _dead(daemon) and daemon not in descendants(host.servers["a"].pid() or 0)
+    assert await wait_for(lambda: _dead(daemon))
+
+
 async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_signal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -107,3 +134,47 @@ async def test_the_sigterm_shutdown_is_held_by_the_supervisor_then_dies_of_the_s
     assert died == [(os.getpid(), signal.SIGTERM)]
     assert host.get_tools()["a"]["state"] == "stopped"
     assert pid is not None and not group_alive(pid)
+
+
+NPM_EXEC = {"command": "npm", "args": ["exec", "--yes", "--", "@modelcontextprotocol/server-everything"],
+            "timeout": 180}
+
+
+@pytest.mark.parametrize("runner", [
+    "fake",
+    pytest.param("npm exec", marks=[pytest.mark.interop, needs_npx]),
+])
+async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once(runner: str) -> None:
+    # An application of its own (asyncio.run, async with MCPHost, no signal handling): the
+    # first Ctrl-C starts the ladder, which waits (the server ignores EOF and SIGTERM; its
+    # child stands for npm exec's node) up to the 60 s graceful timeout; the second Ctrl-C
+    # tears asyncio down. Before: the servers lived on for the exit hook's whole grace
+    # (measured 10 s with the default timeout); now they are killed at once (0.05 s).
+    import json
+    import os
+    import sys
+
+    stubborn = fake({"tools": [ECHO_TOOL]}, ignoreStdinEof=True, ignoreSigterm=True, spawnChild=True)
+    polite = fake({"tools": [ECHO_TOOL]}, spawnChild=True) if runner == "fake" else NPM_EXEC
+    app = str(Path(__file__).resolve().parent.parent / "data" / "library_app.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, app, json.dumps(fake_config(polite=polite, stubborn=stubborn)),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    try:
+        ready = (await asyncio.wait_for(proc.stdout.readline(), 200)).split()
+        assert ready[:1] == [b"ready"], ready
+        groups = [int(pid) for pid in ready[1:]]
+        assert len(groups) == 2 and all(group_alive(g) for g in groups)
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"stopping\n"
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 30) != 0
+        # The application has exited: nothing of either server is left (the stubborn one
+        # would have had 60 s more under the ladder, and the exit hook's grace after it).
+        assert not any(group_alive(g) for g in groups)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -161,6 +161,11 @@ class FakeTree:
     def reap(self, leader: int) -> None:
         pass
 
+    def strays(self, leader: int, marker: str | None = None) -> list[int]:
+        assert marker
+        self.sent.append("SWEEP")
+        return []
+
 
 def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace() -> None:
     from mcphost.transports.stdio import process as room
@@ -181,8 +186,53 @@ def test_the_exit_hook_terms_every_tree_then_kills_what_is_left_after_the_grace(
 
     assert sorted(room._end_leftovers(clock=lambda: now[0], sleep=sleep)) == ["polite", "stubborn"]
     polite, stubborn = (p.tree for p in processes)
-    assert polite.sent == ["TERM"] and not processes[0].forced  # type: ignore[attr-defined]
-    assert stubborn.sent == ["TERM", "KILL"] and processes[1].forced  # type: ignore[attr-defined]
+    # Then what left each tree is swept for (by its marker).
+    assert polite.sent == ["TERM", "SWEEP"] and not processes[0].forced  # type: ignore[attr-defined]
+    assert stubborn.sent == ["TERM", "KILL", "SWEEP"] and processes[1].forced  # type: ignore[attr-defined]
     assert 3.0 <= now[0] < 3.1  # the longest grace, then no longer
     assert done.tree.sent == []  # type: ignore[attr-defined]
     assert all(p.ended for p in processes) and room._end_leftovers() == []
+
+
+def test_the_exit_hook_kills_at_once_after_ctrl_c_or_an_interrupted_ladder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An application dying of Ctrl-C (the interpreter's last exception is KeyboardInterrupt),
+    # or a ladder that began and never ended (asyncio torn down under it): no SIGTERM and
+    # no grace (it was 10 s by default, "npm exec children running for many seconds").
+    from mcphost.transports.stdio import process as room
+
+    def make(name: str) -> ServerProcess:
+        proc = ServerProcess(name, "x", [], env={}, exit_grace=30.0, tree=FakeTree(True))  # type: ignore[arg-type]
+        proc.leader = 3000
+        room._running.add(proc)
+        return proc
+
+    def sleep(seconds: float) -> None:
+        raise AssertionError("the hook waited")
+
+    ladder = make("ladder")
+    ladder._shutdown_task = object()  # type: ignore[assignment]
+    assert room._end_leftovers(sleep=sleep) == ["ladder"]
+    assert ladder.tree.sent == ["KILL", "SWEEP"] and ladder.forced  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(room.sys, "last_value", KeyboardInterrupt(), raising=False)
+    plain = make("plain")
+    assert room._end_leftovers(sleep=sleep) == ["plain"]
+    assert plain.tree.sent == ["KILL", "SWEEP"] and plain.forced  # type: ignore[attr-defined]
+
+
+class NoWayToAsk(Posix):
+    """A tree that cannot be asked to stop (a Windows server without the host's console)."""
+
+    def terminate(self, leader: int) -> bool:
+        return False
+
+
+async def test_a_tree_that_cannot_be_asked_to_stop_is_killed_without_the_graceful_wait() -> None:
+    # It ignores EOF and SIGTERM, and is never asked anyway: the ladder does not wait out
+    # its 60 s graceful timeout for an answer that cannot come.
+    code = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    proc = ServerProcess("mute", sys.executable, ["-c", code], env=dict(os.environ), stdin_grace=0.1,
+                         tree=NoWayToAsk())
+    await proc.start()
+    code_seen = await asyncio.wait_for(proc.shutdown(60), 20)
+    assert code_seen == -signal.SIGKILL and proc.forced

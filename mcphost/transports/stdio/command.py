@@ -4,20 +4,29 @@ Layer 2, the stdio room. Commands run without a shell (arguments are never inter
 the child inherits only an allow-list of the parent's environment plus its own ``env``
 (DESIGN §3). The package runners (``npx``, ``uvx``...) are recognised here too: their first
 start may download the server, which the host allows more time for.
+
+On Windows (:func:`command_line` with ``windows=True``, tested on any system) a command is
+found the way Windows finds it: on the child's ``PATH`` with each extension of its
+``PATHEXT`` (``npx`` is ``npx.cmd``). A ``.cmd`` or ``.bat`` file runs through ``cmd.exe``,
+which would interpret ``&``, ``|``, ``%``... in its arguments (CVE-2024-24576, "BatBadBut"):
+npm's own shims (``npx.cmd``, ``npm.cmd``) are skipped, their script run by the ``node.exe``
+beside them; for any other batch file an argument holding one of those characters is
+refused (:class:`~mcphost.errors.ConfigurationError`), never passed.
 """
 
 from __future__ import annotations
 
 import logging
+import ntpath
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from ...errors import ConfigurationError
 
-__all__ = ["ENV_ALLOWLIST", "child_environment", "is_package_runner", "resolve_command"]
+__all__ = ["ENV_ALLOWLIST", "child_environment", "command_line", "is_package_runner", "resolve_command"]
 
 logger = logging.getLogger("mcphost.transports.stdio.command")
 
@@ -86,6 +95,86 @@ def _resolve(command: str, env: Mapping[str, str], cwd: str | None) -> str:
     if found is None:
         raise ConfigurationError(f"command {command!r} not found on PATH")
     return found
+
+
+def command_line(
+    command: str,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | None,
+    *,
+    windows: bool = sys.platform == "win32",
+    isfile: Callable[[str], bool] = os.path.isfile,
+) -> list[str]:
+    """The program and arguments to run for ``command args`` (raises ConfigurationError)."""
+    if not windows:
+        return [resolve_command(command, env, cwd), *args]
+    program = _find_windows(command, env, cwd, isfile)
+    if program.lower().endswith((".cmd", ".bat")):
+        runner = _npm_script(program, isfile)
+        return [*runner, *args] if runner else [program, *_batch_safe(args)]
+    return [program, *args]
+
+
+#: Extensions Windows tries when ``PATHEXT`` is not set.
+_PATHEXT: Final = ".COM;.EXE;.BAT;.CMD"
+#: Characters cmd.exe interprets in a batch file's arguments.
+_CMD_SPECIAL: Final = frozenset('"%^&|<>!()\r\n')
+
+
+def _env_value(env: Mapping[str, str], name: str) -> str | None:
+    for key, value in env.items():  # Windows names are case-insensitive (Path, PATH)
+        if key.upper() == name:
+            return value
+    return None
+
+
+def _find_windows(command: str, env: Mapping[str, str], cwd: str | None, isfile: Callable[[str], bool]) -> str:
+    exts = [e for e in (_env_value(env, "PATHEXT") or _PATHEXT).split(";") if e]
+
+    def candidates(base: str) -> list[str]:
+        if any(base.lower().endswith(e.lower()) for e in exts):
+            return [base]  # an extension given: that file only
+        return [base + e for e in exts]
+
+    if "\\" in command or "/" in command:
+        base = command if ntpath.isabs(command) or cwd is None else ntpath.join(cwd, command)
+        for path in candidates(base):
+            if isfile(path):
+                return path
+        raise ConfigurationError(f"command {ntpath.basename(command)!r} not found")
+    for folder in (_env_value(env, "PATH") or "").split(";"):
+        folder = folder.strip().strip('"')
+        if not folder:
+            continue
+        for path in candidates(ntpath.join(folder, command)):
+            if isfile(path):
+                return path
+    raise ConfigurationError(f"command {command!r} not found on PATH (with PATHEXT)")
+
+
+def _npm_script(program: str, isfile: Callable[[str], bool]) -> list[str]:
+    """npm's shims (``npx.cmd``, ``npm.cmd``) as the ``node.exe`` and script they start
+    (no cmd.exe); empty for any other batch file."""
+    folder, name = ntpath.split(program)
+    stem = name.rsplit(".", 1)[0].lower()
+    if stem in ("npx", "npm"):
+        node = ntpath.join(folder, "node.exe")
+        script = ntpath.join(folder, "node_modules", "npm", "bin", f"{stem}-cli.js")
+        if isfile(node) and isfile(script):
+            return [node, script]
+    return []
+
+
+def _batch_safe(args: Sequence[str]) -> list[str]:
+    for index, arg in enumerate(args):
+        bad = sorted(_CMD_SPECIAL.intersection(arg))
+        if bad:
+            raise ConfigurationError(
+                f"args[{index}] holds {' '.join(repr(c) for c in bad)}, which cmd.exe would interpret: "
+                "a .cmd or .bat command cannot be given it safely (run the program it starts instead)"
+            )
+    return list(args)
 
 
 _RUNNERS: Final = frozenset({"npx", "uvx", "pipx", "bunx", "pnpx", "dlx"})

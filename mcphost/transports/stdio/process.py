@@ -32,6 +32,7 @@ import contextlib
 import logging
 import os
 import subprocess
+import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -39,8 +40,8 @@ from typing import Final, cast
 
 from ...errors import ConfigurationError
 from . import platform
-from .command import resolve_command
-from .platform import NO_LIMITS, Limits, ProcessTree
+from .command import command_line
+from .platform import MARKER, NO_LIMITS, Limits, ProcessTree, new_marker
 
 __all__ = ["STDIN_GRACE", "ServerProcess"]
 
@@ -120,6 +121,9 @@ class ServerProcess:
         self.exit_grace = exit_grace
         #: The operating system's side: groups, signals, survivors.
         self.tree: ProcessTree = tree if tree is not None else platform.current()
+        #: The value of :data:`~.platform.MARKER` in the server's environment: its
+        #: descendants inherit it, so that those that leave the tree are still found.
+        self.marker = new_marker()
         self.on_stdout: Callable[[bytes], None] | None = None
         self.on_stdout_eof: Callable[[], None] | None = None
         #: Called once when the leader process exits, even while a grandchild that
@@ -154,18 +158,17 @@ class ServerProcess:
                 "(cwd) does not exist or is not a directory",
                 server=self.name,
             )
-        executable = resolve_command(self.command, self.env, self.cwd)
+        argv = command_line(self.command, self.args, self.env, self.cwd)
         kwargs = self.tree.spawn_options(self.limits)
         loop = asyncio.get_running_loop()
         try:
             transport, _ = await loop.subprocess_exec(
                 lambda: _ChildProtocol(self),
-                executable,
-                *self.args,
+                *argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self.env,
+                env={**self.env, MARKER: self.marker},
                 cwd=self.cwd,
                 **kwargs,
             )
@@ -182,6 +185,7 @@ class ServerProcess:
             self._stdin.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         pid = transport.get_pid()
         self.leader = pid
+        self.tree.adopt(pid)
         _running.add(self)
         _install_exit_hook()
         # The arguments are not logged: they may hold secrets expanded from ${...}.
@@ -348,12 +352,29 @@ class ServerProcess:
         leader = self.leader
         if transport is None or leader is None:
             return None
+        try:
+            return await self._steps(transport, leader, timeout)
+        except BaseException:
+            # shutdown() shields the ladder: what stops it half-way is the application's
+            # own teardown (asyncio.run cancelling every task after a second Ctrl-C, a
+            # KeyboardInterrupt inside it). The rest of the ladder is done now, at once.
+            if not self.ended:
+                self.log.warning("x stopping %s was interrupted: killing its processes now", self.name)
+                self.kill_now()
+                self.ended = True
+                _running.discard(self)
+                self.tree.release(leader)
+            raise
+
+    async def _steps(self, transport: asyncio.SubprocessTransport, leader: int, timeout: float) -> int | None:
         tree = self.tree
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
         # Descendants that left the tree (setsid()) are out of reach of a signal to it:
-        # note them now, while the server still holds them together.
-        strays = tree.strays(leader)
+        # note them now, while the server still holds them together (the marker finds
+        # those that were orphaned too, now and at the end).
+        # (A sweep reads the whole process table: a thread's work, not the loop's.)
+        strays = await asyncio.to_thread(tree.strays, leader, self.marker)
         if self.returncode is None and self._stdin is not None:
             self.log.debug("x closing stdin of pid %s", leader)
             with contextlib.suppress(Exception):
@@ -361,8 +382,11 @@ class ServerProcess:
             await self.wait_exit(max(0.0, min(timeout / 2, self.stdin_grace)))
         if self.returncode is None:
             self.log.debug("x SIGTERM to the tree of pid %s", leader)
-            tree.terminate(leader)
-            await self.wait_exit(max(0.0, deadline - loop.time()))
+            asked = tree.terminate(leader)
+            # Not asked (nothing left, or no way to ask: a Windows server without the
+            # host's console): its exit is only collected, briefly, before the kill.
+            remaining = max(0.0, deadline - loop.time())
+            await self.wait_exit(remaining if asked else min(remaining, 0.5))
         if self.returncode is None:
             self.log.warning("x server %s ignored SIGTERM; sending SIGKILL", self.name)
             self.forced = True
@@ -374,12 +398,9 @@ class ServerProcess:
             if not await self._wait_group_gone(max(0.1, min(2.0, deadline - loop.time()))):
                 tree.kill(leader)
                 await self._wait_group_gone(5.0)
-        for stray in strays:
-            # Only processes that were descendants when the shutdown began can be found
-            # (docs/reliability.md).
-            if tree.kill_pid(stray):
-                self.log.debug("x killed pid %s, which had left the tree", stray)
+        await asyncio.to_thread(self._kill_strays, strays or None)  # (none noted: swept for now)
         self.ended = True
+        tree.release(leader)
         _running.discard(self)
         await self.wait_stderr(1.0)
         with contextlib.suppress(Exception):
@@ -387,6 +408,21 @@ class ServerProcess:
             transport.close()
         self.log.debug("x pid %s exited with %s", leader, self.returncode)
         return self.returncode
+
+    def _kill_strays(self, found: Sequence[int] | None = None) -> None:
+        """SIGKILL the processes that left the tree (``found``, else swept for), then
+        those still found (a few rounds: one may be starting another as it dies)."""
+        leader = self.leader
+        assert leader is not None
+        for _ in range(3):
+            if found is None:
+                found = self.tree.strays(leader, self.marker)
+            if not found:
+                return
+            for stray in found:
+                if self.tree.kill_pid(stray):
+                    self.log.debug("x killed pid %s, which had left the tree", stray)
+            found = None
 
     def tree_running(self) -> bool:
         """Whether something of the tree may still run: started, its ladder not finished,
@@ -397,13 +433,17 @@ class ServerProcess:
         return self.returncode is None or self.tree.alive(leader)
 
     def kill_now(self) -> bool:
-        """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C);
-        False if nothing of it was running. A shutdown under way still finishes."""
+        """Kill the whole tree at once, without the ladder (synchronous: a second Ctrl-C),
+        and every process that left it; False if nothing of it was running. A shutdown
+        under way still finishes."""
         leader = self.leader
-        if leader is None or not self.tree_running():
+        if leader is None or self.ended:
             return False
-        if not self.tree.kill(leader):
+        killed = self.tree_running() and self.tree.kill(leader)
+        strays = self.tree.strays(leader, self.marker)
+        if not killed and not strays:
             return False
+        self._kill_strays(strays)
         self.forced = True
         self.log.debug("x killed the tree of pid %s at once", leader)
         return True
@@ -424,15 +464,24 @@ def _install_exit_hook() -> None:
 def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """The synchronous ladder, for an application that exits without shutting its servers
     down: SIGTERM every tree still running, wait up to the longest ``exit_grace``, SIGKILL
-    what is left. Returns the names of the servers it had to stop."""
-    left = [p for p in list(_running) if p.tree_running()]
-    if not left:
-        return []
+    what is left; at once for an interrupted one. Then the processes that left the trees.
+    Returns the names of the servers it had to stop."""
+    everyone = [p for p in list(_running) if p.leader is not None and not p.ended]
+    left = [p for p in everyone if p.tree_running()]
+    # A ladder that began and never ended was interrupted (a second Ctrl-C while asyncio
+    # shut down), and an application that dies of Ctrl-C was interrupted as a whole (the
+    # second press may come before a ladder begins): those trees go now, without a grace.
+    at_once = isinstance(getattr(sys, "last_value", None), KeyboardInterrupt)
+    interrupted = [p for p in left if at_once or p._shutdown_task is not None]
+    for process in interrupted:
+        process.log.debug("x application exits while %s was stopping: killing it now", process.name)
+        process.kill_now()
+    left = [p for p in left if p not in interrupted]
     for process in left:
         assert process.leader is not None
         process.log.debug("x application exits: SIGTERM to the tree of pid %s", process.leader)
         process.tree.terminate(process.leader)
-    deadline = clock() + max(p.exit_grace for p in left)
+    deadline = clock() + max((p.exit_grace for p in left), default=0.0)
 
     def alive(process: ServerProcess) -> bool:
         assert process.leader is not None
@@ -448,7 +497,9 @@ def _end_leftovers(clock: Callable[[], float] = time.monotonic, sleep: Callable[
     for process in waiting:
         assert process.leader is not None
         process.forced = process.tree.kill(process.leader) or process.forced
-    for process in left:
+    for process in everyone:
+        if process not in interrupted:  # (kill_now() swept for those)
+            process._kill_strays()  # what left the trees, even of a server that had exited
         process.ended = True
         _running.discard(process)
-    return [p.name for p in left]
+    return [p.name for p in interrupted + left]

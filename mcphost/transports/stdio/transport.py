@@ -10,6 +10,12 @@ gathered into one. What only stdio can say is said here:
 - a line over the size limit is discarded as it streams; its first bytes name the response
   it carried when they can (``on_undeliverable(id)``), else every waiting call must fail
   (``on_undeliverable(None)``); a request or notification that large is only logged;
+- a line over 1 MiB is not decoded in the loop turn it arrives in: its JSON tokens are
+  counted first, a slice per turn (:class:`~mcphost._json.TokenCount`), and past
+  ``max_message_tokens`` it is refused like an oversized line, undecoded. Decoding cannot
+  be sliced; counting can, so no allowed-size message stalls the event loop for seconds
+  (a million-tool ``tools/list`` of 47 MB did, 4 to 8 s). The lines after it wait their
+  turn: messages are delivered in order;
 - when stdout ends, the exit code (bounded wait) makes the ``Gone`` reason ("server exited
   with code 1"), and the stderr tail goes with it as data (``Gone.stderr_tail``; the error
   made of it shows both); its ``process`` part says how the process ended (exit code, a
@@ -21,11 +27,12 @@ The process itself (spawn, pipes, the shutdown ladder) is :mod:`.process`'s.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ..._json import loads
+from ..._json import MAX_TOKENS, TokenCount, loads
 from ...wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from ..base import Gone, GoneOnce, ProcessEnd, Receiver, Vitals, oversized_target
 from ..trace import WireTrace
@@ -43,6 +50,11 @@ _EAGER_BYTES: Final = 8192
 _EXIT_WAIT: Final = 2.0
 #: How long the leader's exit waits for the rest of its stdout before the end is told.
 _OUTPUT_WAIT: Final = 0.2
+#: Lines longer than this have their JSON tokens counted, a slice per loop turn, before
+#: they are decoded (below it a message cannot hold enough tokens to stall the loop).
+_COUNTED: Final = 1 << 20
+#: How long the end of the server waits for the messages still being counted.
+_COUNT_WAIT: Final = 10.0
 
 
 class StdioTransport(GoneOnce):
@@ -57,6 +69,7 @@ class StdioTransport(GoneOnce):
         env: Mapping[str, str],
         cwd: str | None = None,
         max_message_size: int = DEFAULT_MAX_SIZE,
+        max_message_tokens: int = MAX_TOKENS,
         memory_limit: int | None = None,
         cpu_limit: int | None = None,
         files_limit: int | None = None,
@@ -76,6 +89,10 @@ class StdioTransport(GoneOnce):
         #: The stdin pipe holds more than its high-water mark: senders should ``drain()``.
         self.needs_drain = False
         self._framer = LineFramer(max_message_size)
+        #: JSON tokens a message of over 1 MiB may hold (counted before it is decoded).
+        self.max_message_tokens = max_message_tokens
+        self._held: collections.deque[bytes] | None = None  # lines waiting behind a count
+        self._counting: asyncio.Task[None] | None = None
         self._receiver: Receiver | None = None
         self._early: list[Any] = []  # messages read before there was a receiver
         self._early_lost: list[tuple[int | str | None, str]] = []
@@ -86,7 +103,7 @@ class StdioTransport(GoneOnce):
         self._eof_task: asyncio.Task[None] | None = None
         self._noise_logged = False
         self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0,
-                       "noise_lines": 0, "oversized": 0}
+                       "noise_lines": 0, "oversized": 0, "too_many_tokens": 0}
         # Messages sent in one event-loop turn go out in one write (one system call),
         # joined with newlines at the flush.
         self._wbuf: list[bytes] = []
@@ -133,11 +150,55 @@ class StdioTransport(GoneOnce):
     def _on_stdout(self, data: bytes) -> None:
         self._stats["bytes_in"] += len(data)
         framer = self._framer
+        # Only a chunk that is large or ends a long buffered line can finish a big line.
+        big = len(data) + framer.buffered > _COUNTED or self._held is not None
         lines = framer.feed(data)
         if lines:
-            self._deliver(lines)
+            if big:
+                self._hold(lines)
+            else:
+                self._deliver(lines)
         if framer.oversized:
             self._on_oversized(framer.oversized)
+
+    def _hold(self, lines: list[bytes]) -> None:
+        """Deliver ``lines`` through the counting task: in order, a big one counted first."""
+        if self._held is None:
+            if all(len(line) <= _COUNTED for line in lines):
+                self._deliver(lines)
+                return
+            self._held = collections.deque()
+        self._held.extend(lines)
+        if self._counting is None:
+            self._counting = asyncio.get_running_loop().create_task(
+                self._count_held(self._held), name=f"mcphost-count-{self.name}"
+            )
+
+    async def _count_held(self, held: collections.deque[bytes]) -> None:
+        limit = self.max_message_tokens
+        try:
+            while held:
+                small: list[bytes] = []
+                while held and len(held[0]) <= _COUNTED:
+                    small.append(held.popleft())
+                if small:
+                    self._deliver(small)
+                if not held:
+                    break
+                line = held.popleft()
+                counter = TokenCount(line)
+                while counter.step() <= limit and not counter.done:
+                    await asyncio.sleep(0)  # a slice per loop turn
+                if counter.tokens > limit:
+                    self._stats["too_many_tokens"] += 1
+                    self._undeliverable(line[:512], f"server sent a message of more than {limit:,} JSON tokens "
+                                        f"({len(line)} bytes; the bound is max_message_tokens)")
+                else:
+                    self._deliver([line])
+                    await asyncio.sleep(0)
+        finally:
+            self._held = None
+            self._counting = None
 
     def _deliver(self, lines: list[bytes]) -> None:
         if self.trace.enabled():
@@ -176,24 +237,29 @@ class StdioTransport(GoneOnce):
         items.clear()
         for item in batch:
             self._stats["oversized"] += 1
-            reason = f"server sent a message of {item.size} bytes (limit {self._framer.max_size} bytes)"
-            logger.error("%s: %s; discarded", self.name, reason)
-            from_server, rid = oversized_target(item.head)
-            if from_server:
-                continue  # a notification or request from the server: no call waits for it
-            if rid is None:
-                reason += "; the call it answered cannot be identified"
-            receiver = self._receiver
-            if receiver is None:
-                self._early_lost.append((rid, reason))
-            else:
-                receiver.on_undeliverable(rid, reason)
+            self._undeliverable(item.head, f"server sent a message of {item.size} bytes "
+                                f"(limit {self._framer.max_size} bytes)")
+
+    def _undeliverable(self, head: bytes, reason: str) -> None:
+        """A message was discarded unread: fail the call it answered (named by ``head``,
+        its first bytes), or every call when which one is unknown."""
+        logger.error("%s: %s; discarded", self.name, reason)
+        from_server, rid = oversized_target(head)
+        if from_server:
+            return  # a notification or request from the server: no call waits for it
+        if rid is None:
+            reason += "; the call it answered cannot be identified"
+        receiver = self._receiver
+        if receiver is None:
+            self._early_lost.append((rid, reason))
+        else:
+            receiver.on_undeliverable(rid, reason)
 
     def _on_stdout_eof(self) -> None:
         self._stdout_ended = True
         lines = self._framer.feed_eof()
         if lines:
-            self._deliver(lines)
+            self._hold(lines)
         self._end()
 
     def _on_exit(self) -> None:
@@ -214,6 +280,9 @@ class StdioTransport(GoneOnce):
         process = self.process
         if drain:
             await process.wait_stdout_eof(_OUTPUT_WAIT)
+        counting = self._counting
+        if counting is not None:  # its messages come before the end
+            await asyncio.wait({counting}, timeout=_COUNT_WAIT)
         code = await process.wait_exit(_EXIT_WAIT)
         await process.wait_stderr(min(_EXIT_WAIT, 0.5) if code is not None else 0.0)
         if code is None:
@@ -267,6 +336,10 @@ class StdioTransport(GoneOnce):
         self._flush()
         self._closing = True
         code = await self.process.shutdown(timeout)
+        counting = self._counting
+        if counting is not None:
+            counting.cancel()
+            await asyncio.wait({counting})
         ending = self._eof_task
         if ending is not None and not ending.done():
             ending.cancel()
