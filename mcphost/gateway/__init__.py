@@ -1,0 +1,8 @@
+"""The aggregated host served as one MCP server: the gateway (layer 5).
+
+``app`` (``Gateway``: a host and the sessions of its clients; ``serve_stdio``), ``view``
+(``HostBackend``: the host's lists and calls under the gateway's names, and what is relayed
+both ways: progress, cancellation, sampling, elicitation, roots, list changes, logs,
+resource updates), ``naming`` (the naming modes: dot, underscore, pass-through, search),
+``stdio`` (the server side of stdio: the process's own stdin and stdout).
+"""
