@@ -2,7 +2,8 @@
 
 ``--stdio`` (the default) serves one client on stdin and stdout: an IDE starts
 ``mcphost serve --stdio mcp.json`` as its one server. stdout carries only protocol messages;
-every line of ours goes to stderr. ``--naming`` chooses how tools and prompts are named
+every line of ours goes to stderr. ``--http HOST:PORT`` serves Streamable HTTP to any number
+of clients (``--token-env`` names the variable holding a bearer token to require). ``--naming`` chooses how tools and prompts are named
 (``--pass-through``: one server, names unchanged). The first SIGINT or SIGTERM ends the
 session and shuts the servers down through their ladder (exit status 130 or 143); the end
 of the client's input ends it with status 0.
@@ -15,8 +16,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from typing import Any
 
+from ..errors import ConfigurationError
 from ..gateway.naming import MODES
 from ..server.session import ServerLimits
 from . import inputs as cli_inputs
@@ -25,13 +28,23 @@ __all__ = ["add_parser", "serve"]
 
 
 def add_parser(sub: Any, common: Any) -> None:
-    p = sub.add_parser("serve", help="serve the servers of an mcp.json as one MCP server (stdio)",
+    p = sub.add_parser("serve", help="serve the servers of an mcp.json as one MCP server (stdio or HTTP)",
                        description="Serve every server of an mcp.json as one MCP server: its tools and prompts "
                                    "named server.name (or --naming), its resources by URI, permissions, the "
                                    "read cache and the metrics of the host applied. docs/serve.md")
     p.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
-    p.add_argument("--stdio", action="store_true",
-                   help="serve one client on stdin/stdout (the default; what an IDE starts)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--stdio", action="store_true",
+                      help="serve one client on stdin/stdout (the default; what an IDE starts)")
+    mode.add_argument("--http", metavar="HOST:PORT",
+                      help="serve Streamable HTTP at http://HOST:PORT/mcp (port 0: any free port, printed on "
+                           "stderr), with /healthz and /metrics")
+    p.add_argument("--token-env", metavar="VAR",
+                   help="with --http: require 'Authorization: Bearer <the value of $VAR>' (never on the "
+                        "command line, where other users could read it)")
+    p.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="with --http: a Host/Origin name accepted (repeatable; default: the loopback names "
+                        "when bound to a loopback address, else any)")
     p.add_argument("--naming", choices=MODES, default="dot",
                    help="dot: server.tool (default); underscore: server__tool; pass-through: one server, "
                         "names unchanged; search: the three search meta-tools instead of every tool")
@@ -43,9 +56,17 @@ def add_parser(sub: Any, common: Any) -> None:
     common(p)
 
 
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigurationError(f"--http takes HOST:PORT (e.g. 127.0.0.1:8808), not {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run ``mcphost serve``; the exit status."""
-    from ..gateway.app import serve_stdio
+    from ..gateway.app import serve_http, serve_stdio
+    from ..gateway.http import HttpOptions
     from .commands import config_path
 
     given = cli_inputs.parse_inputs(args.input)
@@ -71,7 +92,21 @@ def serve(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, stop, sig)
-        await serve_stdio(config, naming=args.naming, limits=limits, **options)
+        if args.http is None:
+            await serve_stdio(config, naming=args.naming, limits=limits, **options)
+            return
+        host, port = _address(args.http)
+        token = None
+        if args.token_env:
+            token = os.environ.get(args.token_env)
+            if not token:
+                raise ConfigurationError(f"--token-env {args.token_env}: the variable is not set or empty")
+        http = HttpOptions(token=token, allowed_hosts=args.allow_host)
+
+        def ready(address: tuple[str, int]) -> None:
+            print(f"mcphost: serving MCP on http://{address[0]}:{address[1]}{http.path}", file=sys.stderr, flush=True)
+
+        await serve_http(config, host, port, naming=args.naming, limits=limits, http=http, ready=ready, **options)
 
     with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt):
         asyncio.run(main())

@@ -4,5 +4,8 @@
 (``HostBackend``: the host's lists and calls under the gateway's names, and what is relayed
 both ways: progress, cancellation, sampling, elicitation, roots, list changes, logs,
 resource updates), ``naming`` (the naming modes: dot, underscore, pass-through, search),
-``stdio`` (the server side of stdio: the process's own stdin and stdout).
+``stdio`` (the server side of stdio: the process's own stdin and stdout), ``http`` (Streamable
+HTTP on a stdlib asyncio server: sessions, Host/Origin checks, bearer token, ``/healthz``,
+``/metrics``), ``httpwire`` (one bounded HTTP/1.1 request in, one response out), ``streams``
+(one HTTP session's SSE streams, resumable with ``Last-Event-ID``).
 """

@@ -6,25 +6,27 @@ Layer 5. ``Gateway(config, naming=..., **host_options)`` builds the host and its
 :class:`~mcphost.server.session.ServerSession` over that transport). Every client shares the
 host: its processes, its caches, its metrics. ``aclose()`` ends the sessions, then the host.
 :func:`serve_stdio` is ``mcphost serve --stdio``: one session over the process's own stdin
-and stdout, until the client closes its end.
+and stdout, until the client closes its end; :func:`serve_http` is ``mcphost serve --http``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import MCPHost
 from ..server.session import ServerLimits, ServerSession
 from ..transports.base import Transport
 from ..wire.framing import DEFAULT_MAX_SIZE
+from .http import HttpGateway, HttpOptions
 from .naming import Naming
 from .stdio import stdio_transport
 from .view import HostBackend
 
-__all__ = ["Gateway", "serve_stdio"]
+__all__ = ["Gateway", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger("mcphost.gateway")
 
@@ -98,3 +100,20 @@ async def serve_stdio(config: ConfigSource, *, naming: str = "dot", limits: Serv
         session = gateway.connect(transport)
         await session.wait_closed()
         logger.info("the client ended the session")
+
+
+async def serve_http(config: ConfigSource, host: str = "127.0.0.1", port: int = 8808, *, naming: str = "dot",
+                     limits: ServerLimits | None = None, http: HttpOptions | None = None,
+                     ready: Callable[[tuple[str, int]], None] | None = None, **host_options: Any) -> None:
+    """Serve the gateway over Streamable HTTP on ``host:port`` until cancelled; ``ready`` is
+    told the address bound (``port=0``: any free port)."""
+    async with Gateway(config, naming=naming, limits=limits, **host_options) as gateway:
+        front = HttpGateway(gateway, http)
+        address = await front.start(host, port)
+        logger.info("serving MCP on http://%s:%d%s", address[0], address[1], front.options.path)
+        if ready is not None:
+            ready(address)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await front.aclose()

@@ -1,0 +1,121 @@
+"""HTTP/1.1 for the gateway's server: one request read (bounded), one response written.
+
+Layer 5. Only what a Streamable HTTP endpoint needs: a request line, headers (at most
+``max_header`` bytes in all, else 431), a body of ``Content-Length`` bytes (at most
+``max_body``, else 413; a body without a length is 411). Responses are either whole
+(``Content-Length``, the connection kept alive) or a Server-Sent Events stream (the
+connection closed at its end). Nothing is read or written past a bound: a client that
+sends too much gets its status and the connection is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+__all__ = ["HttpFailure", "Request", "read_request", "respond", "sse_event", "start_sse"]
+
+_REASONS: Final = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
+                   403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
+                   409: "Conflict", 411: "Length Required", 413: "Content Too Large", 415: "Unsupported Media Type",
+                   431: "Request Header Fields Too Large", 503: "Service Unavailable", 500: "Internal Server Error"}
+
+
+class HttpFailure(Exception):
+    """A request that cannot be read: answered with ``status`` and the connection closed."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Request:
+    """One HTTP request: method, path (without the query), lower-cased headers, body."""
+
+    __slots__ = ("body", "headers", "method", "path")
+
+    def __init__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> None:
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+
+    def accepts(self, media: str) -> bool:
+        accept = self.headers.get("accept", "")
+        return media in accept or "*/*" in accept or not accept
+
+
+async def read_request(reader: asyncio.StreamReader, max_header: int, max_body: int) -> Request | None:
+    """The next request of the connection (``None``: the client closed it between requests)."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial.strip():
+            return None
+        raise HttpFailure(400, "the request ended inside its headers") from None
+    except asyncio.LimitOverrunError:
+        raise HttpFailure(431, f"request headers over {max_header} bytes") from None
+    if len(head) > max_header:
+        raise HttpFailure(431, f"request headers over {max_header} bytes")
+    try:
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ")
+    except ValueError:
+        raise HttpFailure(400, "malformed request line") from None
+    if not version.startswith("HTTP/1."):
+        raise HttpFailure(400, "HTTP/1.x only")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            raise HttpFailure(400, "malformed header line")
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+    body = b""
+    if "transfer-encoding" in headers:
+        raise HttpFailure(411, "a request body needs a Content-Length")
+    length_text = headers.get("content-length")
+    if length_text is not None:
+        if not length_text.isdigit():
+            raise HttpFailure(400, "invalid Content-Length")
+        length = int(length_text)
+        if length > max_body:
+            raise HttpFailure(413, f"request body of {length} bytes is over the limit of {max_body}")
+        try:
+            body = await reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            raise HttpFailure(400, "the request body ended early") from None
+    elif method == "POST":
+        raise HttpFailure(411, "a request body needs a Content-Length")
+    return Request(method, target.partition("?")[0], headers, body)
+
+
+def respond(writer: asyncio.StreamWriter, status: int, body: bytes = b"", *,
+            content_type: str = "application/json", headers: dict[str, str] | None = None,
+            close: bool = False) -> None:
+    """Write one whole response."""
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", f"Content-Length: {len(body)}"]
+    if body:
+        lines.append(f"Content-Type: {content_type}")
+    for name, value in (headers or {}).items():
+        lines.append(f"{name}: {value}")
+    if close:
+        lines.append("Connection: close")
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+
+def start_sse(writer: asyncio.StreamWriter, headers: dict[str, str] | None = None) -> None:
+    """Write the head of an SSE response (the stream ends with the connection)."""
+    lines = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Cache-Control: no-cache", "Connection: close"]
+    for name, value in (headers or {}).items():
+        lines.append(f"{name}: {value}")
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+
+def sse_event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:
+    """One SSE event carrying ``data`` (one JSON text: it holds no newline)."""
+    retry = f"retry: {retry_ms}\n" if retry_ms is not None else ""
+    return f"id: {event_id}\n{retry}".encode("ascii") + b"data: " + data + b"\n\n"
