@@ -22,11 +22,12 @@ Downstream subscriptions are counted: the server is subscribed while one client 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import RpcError
+from ..errors import RoutingError, RpcError
 from ..protocol import jsonrpc
 from ..rpc.taskset import TaskSet
 from ..server.context import Backend, RequestContext
@@ -175,8 +176,19 @@ class HostBackend(Backend):
             server = target.partition(".")[0]
             progress = None if ctx.progress_token is None else _relay_progress(ctx)
             return dict(await self._on(server, ctx, self.host.call_tool(target, inner, progress=progress)))
-        reply = await self.host.dispatch({"name": name, "arguments": arguments}, provider="mcp", raise_errors=True)
-        return dict(reply)
+        if name == "search_tools":
+            limit = arguments.get("limit", 5)
+            found = await self.host.search_tools_async(str(arguments.get("query", "")),
+                                                       limit=limit if type(limit) is int and 0 < limit <= 50 else 5)
+            return {"content": [{"type": "text", "text": json.dumps(found, ensure_ascii=False)}]}
+        target = self.host.resolve_tool_name(str(arguments.get("name", "")))
+        server, _, tool_name = target.partition(".")
+        for tool in self.host.get_tools().get(server, {}).get("tools") or ():
+            if tool.get("name") == tool_name:
+                described = {"name": target, "description": tool.get("description", ""),
+                             "inputSchema": tool.get("inputSchema", {})}
+                return {"content": [{"type": "text", "text": json.dumps(described, ensure_ascii=False)}]}
+        raise RoutingError(f"unknown tool {target!r}")
 
     # -- what servers ask: relayed to a client --------------------------------------------------
 
