@@ -183,7 +183,8 @@ class HostBackend(Backend):
             return {"content": [{"type": "text", "text": json.dumps(found, ensure_ascii=False)}]}
         target = self.host.resolve_tool_name(str(arguments.get("name", "")))
         server, _, tool_name = target.partition(".")
-        for tool in self.host.get_tools().get(server, {}).get("tools") or ():
+        info: Any = self.host.get_tools().get(server) or {}
+        for tool in info.get("tools") or ():
             if tool.get("name") == tool_name:
                 described = {"name": target, "description": tool.get("description", ""),
                              "inputSchema": tool.get("inputSchema", {})}
