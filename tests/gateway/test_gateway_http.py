@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from test_gateway_inprocess import TOOLS_A, two_servers
 from helpers import fake, fake_config
+from test_gateway_inprocess import TOOLS_A, two_servers
 
 from mcphost import MCPHost
 from mcphost.gateway.app import Gateway
