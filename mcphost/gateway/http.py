@@ -32,7 +32,7 @@ from .._json import dumps, loads
 from ..errors import UsageError
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
-from .httpwire import HttpFailure, Request, read_request, respond, start_sse
+from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
 from .streams import HttpSession, Stream
 
 if TYPE_CHECKING:
@@ -113,6 +113,11 @@ class HttpGateway:
         self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return self.address
 
+    async def open(self) -> None:
+        """Serve without a listening socket of its own (an ASGI server's connections call
+        :meth:`handle`); the Host/Origin check applies only when ``allowed_hosts`` is given."""
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
     async def aclose(self) -> None:
         """Stop listening, end every session and connection."""
         if self._reaper is not None:
@@ -141,27 +146,28 @@ class HttpGateway:
             self._handlers.add(task)
         self._writers.add(writer)
         self.connections += 1
+        wire = StreamWire(reader, writer)
         try:
             if self.connections > self.options.max_connections:
-                respond(writer, 503, _error_body("too many connections"), close=True)
+                wire.respond(503, _error_body("too many connections"), close=True)
                 return
             keep = True
             while keep:
                 try:
                     request = await read_request(reader, self.options.max_header, self.options.max_body)
                 except HttpFailure as exc:
-                    respond(writer, exc.status, _error_body(exc.message), close=True)
+                    wire.respond(exc.status, _error_body(exc.message), close=True)
                     return
                 if request is None:
                     return
-                keep = await self._handle(request, reader, writer)
+                keep = await self.handle(request, wire)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         except Exception:
             logger.exception("HTTP connection failed")
             if not writer.is_closing():
-                respond(writer, 500, _error_body("internal error"), close=True)
+                wire.respond(500, _error_body("internal error"), close=True)
         finally:
             self.connections -= 1
             if task is not None:
@@ -169,34 +175,34 @@ class HttpGateway:
             self._writers.discard(writer)
             writer.close()
 
-    async def _handle(self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def handle(self, request: Request, wire: Wire) -> bool:
         """Answer one request; whether the connection may carry another."""
         refusal = self._refuse(request)
         if refusal is not None:
             status, message, headers = refusal
-            respond(writer, status, _error_body(message), headers=headers, close=True)
+            wire.respond(status, _error_body(message), headers=headers, close=True)
             return False
         if request.path == "/healthz":
             states = {name: info.get("state") for name, info in self.gateway.host.get_tools().items()}
-            respond(writer, 200, dumps({"status": "ok", "servers": states, "sessions": len(self.sessions)}))
+            wire.respond(200, dumps({"status": "ok", "servers": states, "sessions": len(self.sessions)}))
             return True
         if request.path == "/metrics":
-            respond(writer, 200, self.gateway.host.metrics_text().encode(), content_type="text/plain; version=0.0.4")
+            wire.respond(200, self.gateway.host.metrics_text().encode(), content_type="text/plain; version=0.0.4")
             return True
         if request.path != self.options.path:
-            respond(writer, 404, _error_body(f"not found: the MCP endpoint is {self.options.path}"))
+            wire.respond(404, _error_body(f"not found: the MCP endpoint is {self.options.path}"))
             return True
         if request.method == "POST":
-            return await self._post(request, reader, writer)
+            return await self._post(request, wire)
         if request.method == "GET":
-            return await self._get(request, reader, writer)
+            return await self._get(request, wire)
         if request.method == "DELETE":
-            found = self._session(request, writer)
+            found = self._session(request, wire)
             if found is not None:
                 found[0].end("the client ended the session")
-                respond(writer, 200)
+                wire.respond(200)
             return True
-        respond(writer, 405, _error_body(f"method {request.method} is not allowed"), headers={"Allow": "GET, POST, DELETE"})
+        wire.respond(405, _error_body(f"method {request.method} is not allowed"), headers={"Allow": "GET, POST, DELETE"})
         return True
 
     def _refuse(self, request: Request) -> tuple[int, str, dict[str, str] | None] | None:
@@ -215,80 +221,80 @@ class HttpGateway:
                 return 401, "a valid bearer token is required", {"WWW-Authenticate": 'Bearer realm="mcphost"'}
         return None
 
-    def _session(self, request: Request, writer: asyncio.StreamWriter) -> tuple[HttpSession, ServerSession] | None:
+    def _session(self, request: Request, wire: Wire) -> tuple[HttpSession, ServerSession] | None:
         sid = request.headers.get("mcp-session-id")
         if sid is None:
-            respond(writer, 400, _error_body("Mcp-Session-Id header required (send initialize first)"))
+            wire.respond(400, _error_body("Mcp-Session-Id header required (send initialize first)"))
             return None
         found = self.sessions.get(sid)
         if found is None or found[0].closed:
-            respond(writer, 404, _error_body("unknown or expired session (start a new one with initialize)"))
+            wire.respond(404, _error_body("unknown or expired session (start a new one with initialize)"))
             return None
         found[0].last_seen = asyncio.get_running_loop().time()
         return found
 
-    async def _post(self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _post(self, request: Request, wire: Wire) -> bool:
         if "application/json" not in request.headers.get("content-type", ""):
-            respond(writer, 415, _error_body("Content-Type must be application/json"))
+            wire.respond(415, _error_body("Content-Type must be application/json"))
             return True
         try:
             decoded = loads(request.body)
         except (ValueError, RecursionError):
-            respond(writer, 400, dumps(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, "parse error: the body "
+            wire.respond(400, dumps(jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, "parse error: the body "
                                                                                          "is not JSON")))
             return True
         messages = decoded if isinstance(decoded, list) else [decoded]
         if not messages or not all(isinstance(m, dict) for m in messages):
-            respond(writer, 400, dumps(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST,
+            wire.respond(400, dumps(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST,
                                                               "the body must be a JSON-RPC message or a batch")))
             return True
         requests = [m.get("id") for m in messages if "method" in m and "id" in m]
         initializing = any(m.get("method") == "initialize" for m in messages)
         version = request.headers.get("mcp-protocol-version")
         if version is not None and not _versions.is_supported(version):
-            respond(writer, 400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
+            wire.respond(400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
             return True
         found: tuple[HttpSession, ServerSession] | None
         if initializing:
             if len(self.sessions) >= self.options.max_sessions:
                 self._reap_now()
                 if len(self.sessions) >= self.options.max_sessions:
-                    respond(writer, 503, _error_body(f"too many sessions (at most {self.options.max_sessions})"))
+                    wire.respond(503, _error_body(f"too many sessions (at most {self.options.max_sessions})"))
                     return True
             found = self._new_session()
         else:
-            found = self._session(request, writer)
+            found = self._session(request, wire)
             if found is None:
                 return True
         transport = found[0]
         headers = {"Mcp-Session-Id": transport.session_id}
         if not requests:
             transport.deliver(messages, len(request.body))
-            respond(writer, 202, headers=headers)
+            wire.respond(202, headers=headers)
             return True
         json_mode = not request.accepts("text/event-stream")
         stream = transport.open_stream(requests, json_mode)
         if stream is None:
-            respond(writer, 503, _error_body(f"too many streams (at most {self.options.max_streams} per session)"))
+            wire.respond(503, _error_body(f"too many streams (at most {self.options.max_streams} per session)"))
             return True
         if json_mode:
             transport.deliver(messages, len(request.body))
             await stream.done.wait()
             bodies = [data for _seq, data in stream.events]
             body = bodies[0] if len(bodies) == 1 and not isinstance(decoded, list) else b"[" + b",".join(bodies) + b"]"
-            respond(writer, 200, body, headers=headers)
+            wire.respond(200, body, headers=headers)
             return True
-        start_sse(writer, headers)
-        stream.prime(writer)
+        wire.start_sse(headers)
+        stream.prime(wire)
         transport.deliver(messages, len(request.body))
-        await self._hold(stream, reader, writer)
+        await self._hold(stream, wire)
         return False
 
-    async def _get(self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _get(self, request: Request, wire: Wire) -> bool:
         if not request.accepts("text/event-stream"):
-            respond(writer, 406, _error_body("GET opens an SSE stream: Accept must include text/event-stream"))
+            wire.respond(406, _error_body("GET opens an SSE stream: Accept must include text/event-stream"))
             return True
-        found = self._session(request, writer)
+        found = self._session(request, wire)
         if found is None:
             return True
         transport = found[0]
@@ -298,37 +304,37 @@ class HttpGateway:
             sid, _, number = last.partition("-")
             stream = transport.streams.get(sid)
             if stream is None or not number.isdigit():
-                respond(writer, 404, _error_body("unknown Last-Event-ID (the stream is gone)"))
+                wire.respond(404, _error_body("unknown Last-Event-ID (the stream is gone)"))
                 return True
             if stream.writer is not None:
-                respond(writer, 409, _error_body("that stream is already connected"))
+                wire.respond(409, _error_body("that stream is already connected"))
                 return True
-            start_sse(writer, headers)
-            stream.replay_after(int(number), writer)
+            wire.start_sse(headers)
+            stream.replay_after(int(number), wire)
         else:
             stream = transport.standalone
             if stream.writer is not None:
-                respond(writer, 409, _error_body("the session's GET stream is already open"))
+                wire.respond(409, _error_body("the session's GET stream is already open"))
                 return True
-            start_sse(writer, headers)
-            stream.prime(writer)
-        await self._hold(stream, reader, writer)
+            wire.start_sse(headers)
+            stream.prime(wire)
+        await self._hold(stream, wire)
         return False
 
-    async def _hold(self, stream: Stream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _hold(self, stream: Stream, wire: Wire) -> None:
         """Keep the stream's connection until the stream ends or the client leaves."""
         if not stream.finished:
-            gone = asyncio.ensure_future(reader.read(1))
+            gone = asyncio.ensure_future(wire.client_gone())
             done = asyncio.ensure_future(stream.done.wait())
             try:
                 await asyncio.wait((gone, done), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 gone.cancel()
                 done.cancel()
-        if stream.writer is writer:
+        if stream.writer is wire:
             stream.detach()
         try:
-            await writer.drain()
+            await wire.drain()
         except ConnectionError:
             pass
 

@@ -4,7 +4,7 @@ Layer 5. Only what a Streamable HTTP endpoint needs: a request line, headers (at
 ``max_header`` bytes in all, else 431), a body of ``Content-Length`` bytes (at most
 ``max_body``, else 413; a body without a length is 411). Responses are either whole
 (``Content-Length``, the connection kept alive) or a Server-Sent Events stream (the
-connection closed at its end). Nothing is read or written past a bound: a client that
+connection closed at its end), written through a :class:`Wire`. Nothing is read or written past a bound: a client that
 sends too much gets its status and the connection is closed.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final
 
-__all__ = ["HttpFailure", "Request", "read_request", "respond", "sse_event", "start_sse"]
+__all__ = ["HttpFailure", "Request", "StreamWire", "Wire", "read_request", "sse_event"]
 
 _REASONS: Final = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
                    403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
@@ -93,26 +93,83 @@ async def read_request(reader: asyncio.StreamReader, max_header: int, max_body: 
     return Request(method, target.partition("?")[0], headers, body)
 
 
-def respond(writer: asyncio.StreamWriter, status: int, body: bytes = b"", *,
-            content_type: str = "application/json", headers: dict[str, str] | None = None,
-            close: bool = False) -> None:
-    """Write one whole response."""
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", f"Content-Length: {len(body)}"]
-    if body:
-        lines.append(f"Content-Type: {content_type}")
-    for name, value in (headers or {}).items():
-        lines.append(f"{name}: {value}")
-    if close:
-        lines.append("Connection: close")
-    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+class Wire:
+    """One client connection as the gateway writes to it: whole responses, or the head of an
+    SSE stream and its events (:class:`StreamWire` over asyncio streams; the ASGI app has its
+    own)."""
+
+    def respond(self, status: int, body: bytes = b"", *, content_type: str = "application/json",
+                headers: dict[str, str] | None = None, close: bool = False) -> None:
+        raise NotImplementedError
+
+    def start_sse(self, headers: dict[str, str] | None = None) -> None:
+        raise NotImplementedError
+
+    def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def is_closing(self) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def buffered(self) -> int:
+        """Bytes written and not yet taken by the client."""
+        raise NotImplementedError
+
+    async def drain(self) -> None:
+        raise NotImplementedError
+
+    async def client_gone(self) -> None:
+        """Return when the client has closed the connection."""
+        raise NotImplementedError
 
 
-def start_sse(writer: asyncio.StreamWriter, headers: dict[str, str] | None = None) -> None:
-    """Write the head of an SSE response (the stream ends with the connection)."""
-    lines = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Cache-Control: no-cache", "Connection: close"]
-    for name, value in (headers or {}).items():
-        lines.append(f"{name}: {value}")
-    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+class StreamWire(Wire):
+    """A connection of the stdlib server (asyncio streams)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def respond(self, status: int, body: bytes = b"", *, content_type: str = "application/json",
+                headers: dict[str, str] | None = None, close: bool = False) -> None:
+        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", f"Content-Length: {len(body)}"]
+        if body:
+            lines.append(f"Content-Type: {content_type}")
+        for name, value in (headers or {}).items():
+            lines.append(f"{name}: {value}")
+        if close:
+            lines.append("Connection: close")
+        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+    def start_sse(self, headers: dict[str, str] | None = None) -> None:
+        lines = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Cache-Control: no-cache",
+                 "Connection: close"]
+        for name, value in (headers or {}).items():
+            lines.append(f"{name}: {value}")
+        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    def write(self, data: bytes) -> None:
+        self.writer.write(data)
+
+    def is_closing(self) -> bool:
+        return self.writer.is_closing()
+
+    def close(self) -> None:
+        self.writer.close()
+
+    def buffered(self) -> int:
+        return self.writer.transport.get_write_buffer_size()
+
+    async def drain(self) -> None:
+        await self.writer.drain()
+
+    async def client_gone(self) -> None:
+        # Nothing more is expected on a connection that carries a stream: a read ends when
+        # the client closes it (or sends something, which is not a request we serve).
+        await self.reader.read(1)
 
 
 def sse_event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:

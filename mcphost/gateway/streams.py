@@ -24,7 +24,7 @@ from typing import Any, Final
 from .._json import loads
 from ..server.context import RELATED
 from ..transports.base import REQUEST, RESPONSE, BaseTransport, Gone, Receiver
-from .httpwire import sse_event
+from .httpwire import Wire, sse_event
 
 __all__ = ["HttpSession", "Stream"]
 
@@ -45,7 +45,7 @@ class Stream:
         self.seq = 0
         #: The number of the last event written to a connection.
         self.sent = 0
-        self.writer: asyncio.StreamWriter | None = None
+        self.writer: Wire | None = None
         #: Request ids whose responses this stream still owes.
         self.waiting: set[Any] = set()
         self.retry_ms = retry_ms
@@ -56,7 +56,7 @@ class Stream:
         #: A client that accepts only JSON: the responses are gathered, not streamed.
         self.json_mode = json_mode
 
-    def prime(self, writer: asyncio.StreamWriter) -> None:
+    def prime(self, writer: Wire) -> None:
         """Attach a new connection, send the priming event, then what no connection got yet."""
         before = self.sent
         self.writer = writer
@@ -77,12 +77,12 @@ class Stream:
             return
         writer.write(sse_event(f"{self.id}-{self.seq}", data))
         self.sent = self.seq
-        if writer.transport.get_write_buffer_size() > self.max_buffer:
+        if writer.buffered() > self.max_buffer:
             logger.info("stream %s: the client reads too slowly; its connection is closed", self.id)
             self.detach()
             writer.close()
 
-    def replay_after(self, seq: int, writer: asyncio.StreamWriter) -> None:
+    def replay_after(self, seq: int, writer: Wire) -> None:
         """Attach ``writer`` (a resumed stream) and send every event after ``seq``."""
         self.writer = writer
         for number, data in self.events:
