@@ -215,3 +215,30 @@ async def test_a_bearer_token_is_required_when_set() -> None:
     finally:
         await http.aclose()
         await gateway.aclose()
+
+
+async def test_a_lost_stream_is_resumed_with_last_event_id(front: Front) -> None:
+    status, headers, _ = await raw(front.port, post(INIT))
+    sid = headers["mcp-session-id"]
+    call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "a.count", "arguments": {}, "_meta": {"progressToken": "t"}}}).encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", front.port)
+    writer.write(post(call, extra=f"Mcp-Session-Id: {sid}\r\n").replace(b"Accept: application/json",
+                                                                       b"Accept: application/json, text/event-stream"))
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    assert b"text/event-stream" in head
+    priming = await asyncio.wait_for(reader.readuntil(b"\n\n"), 10)
+    event_id = priming.decode().split("\n")[0].removeprefix("id: ")
+    assert b"retry: " in priming
+    writer.close()  # the client loses the stream at once; the call goes on
+    resumed = (f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n"
+               f"Last-Event-ID: {event_id}\r\n\r\n").encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", front.port)
+    try:
+        writer.write(resumed)
+        data = await asyncio.wait_for(reader.read(), 30)  # the stream ends after the response
+    finally:
+        writer.close()
+    messages = [json.loads(line[6:]) for line in data.decode().split("\n") if line.startswith("data: {")]
+    assert [m.get("params", {}).get("progress") for m in messages[:-1]] == [1, 2, 3]
+    assert messages[-1]["id"] == 2 and "result" in messages[-1]

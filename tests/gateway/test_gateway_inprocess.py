@@ -182,3 +182,18 @@ async def test_pass_through_refuses_more_than_one_server() -> None:
     with pytest.raises(UsageError, match="exactly one server"):
         async with Gateway(two_servers(), handle_signals=False, naming="pass-through"):
             pass
+
+
+async def test_sampling_goes_to_the_client_whose_call_caused_it(gateway: Gateway) -> None:
+    async with client_of(gateway) as first:
+        ours, theirs = memory_pair("second")
+        second = MCPHost({"mcpServers": {"gw": {"command": "unused"}}}, transport_factory=lambda _cfg: ours,
+                         handle_signals=False)
+        second.on_sampling(lambda _s, _p: {"role": "assistant", "model": "m",
+                                           "content": {"type": "text", "text": "the second client"}})
+        gateway.connect(theirs)
+        async with second:
+            by_second = await second.call_tool("gw.a.ask", {})
+            by_first = await first.call_tool("gw.a.ask", {})
+        assert "the second client" in by_second["content"][0]["text"]
+        assert "sampled by the client" in by_first["content"][0]["text"]
