@@ -219,6 +219,7 @@ async def test_a_bearer_token_is_required_when_set() -> None:
 
 async def test_a_lost_stream_is_resumed_with_last_event_id(front: Front) -> None:
     status, headers, _ = await raw(front.port, post(INIT))
+    assert status == 200
     sid = headers["mcp-session-id"]
     call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                        "params": {"name": "a.count", "arguments": {}, "_meta": {"progressToken": "t"}}}).encode()
