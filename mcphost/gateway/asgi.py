@@ -75,6 +75,9 @@ class AsgiWire(Wire):
             self._size += len(data)
             self._put({"type": "http.response.body", "body": data, "more_body": True})
 
+    def end_stream(self) -> None:
+        self.close()
+
     def _put(self, message: Message) -> None:
         self._queue.put_nowait(message)
 

@@ -154,7 +154,8 @@ class HttpGateway:
             keep = True
             while keep:
                 try:
-                    request = await read_request(reader, self.options.max_header, self.options.max_body)
+                    request = await read_request(reader, self.options.max_header, self.options.max_body,
+                                                 wire.take_pending())
                 except HttpFailure as exc:
                     wire.respond(exc.status, _error_body(exc.message), close=True)
                     return
@@ -287,8 +288,7 @@ class HttpGateway:
         wire.start_sse(headers)
         stream.prime(wire)
         transport.deliver(messages, len(request.body))
-        await self._hold(stream, wire)
-        return False
+        return await self._hold(stream, wire)
 
     async def _get(self, request: Request, wire: Wire) -> bool:
         if not request.accepts("text/event-stream"):
@@ -307,36 +307,50 @@ class HttpGateway:
                 wire.respond(404, _error_body("unknown Last-Event-ID (the stream is gone)"))
                 return True
             if stream.writer is not None:
-                wire.respond(409, _error_body("that stream is already connected"))
-                return True
+                # The client resumes: the connection it left (which we may not have seen
+                # close yet) gives the stream up to this one.
+                old = stream.writer
+                stream.detach()
+                old.close()
             wire.start_sse(headers)
             stream.replay_after(int(number), wire)
         else:
             stream = transport.standalone
-            if stream.writer is not None:
-                wire.respond(409, _error_body("the session's GET stream is already open"))
-                return True
+            if stream.writer is not None:  # a reconnection: the newest connection has the stream
+                old = stream.writer
+                stream.detach()
+                old.close()
             wire.start_sse(headers)
             stream.prime(wire)
-        await self._hold(stream, wire)
-        return False
+        return await self._hold(stream, wire)
 
-    async def _hold(self, stream: Stream, wire: Wire) -> None:
-        """Keep the stream's connection until the stream ends or the client leaves."""
+    async def _hold(self, stream: Stream, wire: Wire) -> bool:
+        """Keep the stream's connection until the stream ends (then the connection may carry
+        another request: True) or the client leaves (False)."""
+        left = False
         if not stream.finished:
             gone = asyncio.ensure_future(wire.client_gone())
             done = asyncio.ensure_future(stream.done.wait())
             try:
                 await asyncio.wait((gone, done), return_when=asyncio.FIRST_COMPLETED)
             finally:
+                left = gone.done() and not gone.cancelled()
                 gone.cancel()
                 done.cancel()
+                # The watch must be over before the connection is read again.
+                await asyncio.wait((gone, done))
+                if not gone.cancelled() and gone.exception() is not None:
+                    left = True  # the connection failed under the watch
         if stream.writer is wire:
             stream.detach()
+        if left or wire.is_closing():
+            return False
+        wire.end_stream()
         try:
             await wire.drain()
         except ConnectionError:
-            pass
+            return False
+        return True
 
     # -- sessions ------------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 Layer 5. Only what a Streamable HTTP endpoint needs: a request line, headers (at most
 ``max_header`` bytes in all, else 431), a body of ``Content-Length`` bytes (at most
 ``max_body``, else 413; a body without a length is 411). Responses are either whole
-(``Content-Length``, the connection kept alive) or a Server-Sent Events stream (the
-connection closed at its end), written through a :class:`Wire`. Nothing is read or written past a bound: a client that
+(``Content-Length``) or a Server-Sent Events stream (chunked); the connection is kept alive
+after either, written through a :class:`Wire`. Nothing is read or written past a bound: a client that
 sends too much gets its status and the connection is closed.
 """
 
@@ -46,12 +46,14 @@ class Request:
         return media in accept or "*/*" in accept or not accept
 
 
-async def read_request(reader: asyncio.StreamReader, max_header: int, max_body: int) -> Request | None:
-    """The next request of the connection (``None``: the client closed it between requests)."""
+async def read_request(reader: asyncio.StreamReader, max_header: int, max_body: int,
+                       prefix: bytes = b"") -> Request | None:
+    """The next request of the connection (``None``: the client closed it between requests);
+    ``prefix``: its first bytes, already read."""
     try:
-        head = await reader.readuntil(b"\r\n\r\n")
+        head = prefix + await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as exc:
-        if not exc.partial.strip():
+        if not (prefix + exc.partial).strip():
             return None
         raise HttpFailure(400, "the request ended inside its headers") from None
     except asyncio.LimitOverrunError:
@@ -108,6 +110,10 @@ class Wire:
     def write(self, data: bytes) -> None:
         raise NotImplementedError
 
+    def end_stream(self) -> None:
+        """The SSE stream is complete (the connection may carry another request)."""
+        raise NotImplementedError
+
     def is_closing(self) -> bool:
         raise NotImplementedError
 
@@ -132,6 +138,10 @@ class StreamWire(Wire):
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        #: An SSE stream is being written, in chunks (the connection outlives it).
+        self.chunked = False
+        #: Bytes of the next request read while watching for the client to leave.
+        self.pending = b""
 
     def respond(self, status: int, body: bytes = b"", *, content_type: str = "application/json",
                 headers: dict[str, str] | None = None, close: bool = False) -> None:
@@ -145,14 +155,25 @@ class StreamWire(Wire):
         self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
 
     def start_sse(self, headers: dict[str, str] | None = None) -> None:
+        # Chunked, so that the connection carries the next request once the stream ends (a
+        # new TCP connection per call would cost more than the call).
         lines = ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", "Cache-Control: no-cache",
-                 "Connection: close"]
+                 "Transfer-Encoding: chunked"]
         for name, value in (headers or {}).items():
             lines.append(f"{name}: {value}")
         self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        self.chunked = True
 
     def write(self, data: bytes) -> None:
-        self.writer.write(data)
+        if self.chunked:
+            self.writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+        else:
+            self.writer.write(data)
+
+    def end_stream(self) -> None:
+        if self.chunked:
+            self.chunked = False
+            self.writer.write(b"0\r\n\r\n")
 
     def is_closing(self) -> bool:
         return self.writer.is_closing()
@@ -167,9 +188,17 @@ class StreamWire(Wire):
         await self.writer.drain()
 
     async def client_gone(self) -> None:
-        # Nothing more is expected on a connection that carries a stream: a read ends when
-        # the client closes it (or sends something, which is not a request we serve).
-        await self.reader.read(1)
+        # A read ends when the client closes the connection. A client that sends the next
+        # request as soon as the stream ended may have its first byte read here: it is kept
+        # (``pending``) for the next request, and the client is not gone.
+        data = await self.reader.read(1)
+        if data:
+            self.pending += data
+            await asyncio.Event().wait()  # until the stream ends (the caller cancels this)
+
+    def take_pending(self) -> bytes:
+        data, self.pending = self.pending, b""
+        return data
 
 
 def sse_event(event_id: str, data: bytes, retry_ms: int | None = None) -> bytes:

@@ -96,6 +96,9 @@ class Stream:
     def finish(self) -> None:
         self.finished = True
         self.done.set()
+        if self.writer is not None and not self.writer.is_closing():
+            # The end goes out with the last response, in the same write.
+            self.writer.end_stream()
 
 
 class HttpSession(BaseTransport):

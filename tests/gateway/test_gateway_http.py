@@ -229,7 +229,7 @@ async def test_a_lost_stream_is_resumed_with_last_event_id(front: Front) -> None
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     assert b"text/event-stream" in head
     priming = await asyncio.wait_for(reader.readuntil(b"\n\n"), 10)
-    event_id = priming.decode().split("\n")[0].removeprefix("id: ")
+    event_id = next(line[4:] for line in priming.decode().split("\n") if line.startswith("id: "))
     assert b"retry: " in priming
     writer.close()  # the client loses the stream at once; the call goes on
     resumed = (f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n"
@@ -237,7 +237,8 @@ async def test_a_lost_stream_is_resumed_with_last_event_id(front: Front) -> None
     reader, writer = await asyncio.open_connection("127.0.0.1", front.port)
     try:
         writer.write(resumed)
-        data = await asyncio.wait_for(reader.read(), 30)  # the stream ends after the response
+        # The stream ends after the response (its last chunk); the connection stays open.
+        data = await asyncio.wait_for(reader.readuntil(b"\r\n0\r\n\r\n"), 30)
     finally:
         writer.close()
     messages = [json.loads(line[6:]) for line in data.decode().split("\n") if line.startswith("data: {")]
