@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from helpers import fake, fake_config
+from helpers import fake, fake_config, wait_for
 from test_gateway_inprocess import TOOLS_A, two_servers
 
 from mcphost import MCPHost
@@ -244,3 +244,32 @@ async def test_a_lost_stream_is_resumed_with_last_event_id(front: Front) -> None
     messages = [json.loads(line[6:]) for line in data.decode().split("\n") if line.startswith("data: {")]
     assert [m.get("params", {}).get("progress") for m in messages[:-1]] == [1, 2, 3]
     assert messages[-1]["id"] == 2 and "result" in messages[-1]
+
+
+async def test_streams_and_connections_are_bounded() -> None:
+    gateway, http = await serving(fake_config(a=fake({"tools": TOOLS_A})), max_streams=1, max_connections=2)
+    port = http.address[1]
+    try:
+        status, headers, _ = await raw(port, post(INIT))
+        sid = headers["mcp-session-id"]
+        slow = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                           "params": {"name": "a.slow", "arguments": {}}}).encode()
+        held = asyncio.ensure_future(raw(port, post(slow, extra=f"Mcp-Session-Id: {sid}\r\n")))
+        assert await wait_for(lambda: gateway.backend.calling)
+        ping = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
+        status, _, body = await raw(port, post(ping, extra=f"Mcp-Session-Id: {sid}\r\n"))
+        assert status == 503 and b"too many streams" in body
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)  # the second connection
+        try:
+            # The third is answered at once, before it sends anything, and closed.
+            third_reader, third = await asyncio.open_connection("127.0.0.1", port)
+            answer = await asyncio.wait_for(third_reader.read(), 10)
+            third.close()
+            assert answer.startswith(b"HTTP/1.1 503") and b"too many connections" in answer
+        finally:
+            writer.close()
+        held.cancel()
+        await asyncio.wait([held])
+    finally:
+        await http.aclose()
+        await gateway.aclose()
