@@ -50,10 +50,20 @@ def add_parser(sub: Any, common: Any) -> None:
                         "names unchanged; search: the three search meta-tools instead of every tool")
     p.add_argument("--pass-through", dest="naming", action="store_const", const="pass-through",
                    help="the same as --naming pass-through")
+    p.add_argument("--require-all", action="store_true",
+                   help="fail (and stop every server) if any server fails to start; by default the servers "
+                        "that started are served and each failure is reported on stderr")
     p.add_argument("--max-in-flight", type=int, default=64, metavar="N",
                    help="requests of the client served at once (default 64; past it: JSON-RPC error -32000)")
     p.add_argument("--page-size", type=int, default=500, metavar="N", help="items per page of a list (default 500)")
     common(p)
+
+
+def _report(started: dict[str, dict[str, Any]]) -> None:
+    for name, outcome in started.items():
+        if not outcome.get("ok"):
+            print(f"mcphost: warning: {name} did not start and is not served: {outcome.get('error')}",
+                  file=sys.stderr, flush=True)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -71,7 +81,8 @@ def serve(args: argparse.Namespace) -> int:
 
     given = cli_inputs.parse_inputs(args.input)
     # stdin is the protocol: an ${input:...} is never asked interactively.
-    options: dict[str, Any] = {"inputs": cli_inputs.resolver(given, os.environ, False), "handle_signals": False}
+    options: dict[str, Any] = {"inputs": cli_inputs.resolver(given, os.environ, False), "handle_signals": False,
+                               "require_all": bool(args.require_all), "started": _report}
     if args.retries is not None:
         from ..policy import RetryPolicy
 

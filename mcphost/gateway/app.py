@@ -52,12 +52,19 @@ class Gateway:
         self.host = MCPHost(config, **host_options)
         self.backend = HostBackend(self.host, self.naming, coalesce=coalesce)
         self.sessions: set[ServerSession] = set()
+        #: What :meth:`start` answered: each server's ``ok``, ``state`` and ``error``.
+        self.started: dict[str, dict[str, Any]] = {}
         self._opened = 0
 
-    async def start(self) -> None:
-        """Start the servers (what ``MCPHost.initialize`` does)."""
-        await self.host.initialize()
+    async def start(self) -> dict[str, dict[str, Any]]:
+        """Start the servers (what ``MCPHost.initialize`` does; its answer: each server's
+        ``ok``, ``state`` and ``error``)."""
+        started = self.started = await self.host.initialize()
         self.naming.bind(list(self.host.servers))
+        for name, outcome in started.items():
+            if not outcome.get("ok"):
+                logger.warning("%s did not start and is not served: %s", name, outcome.get("error"))
+        return started
 
     def connect(self, transport: Transport) -> ServerSession:
         """Serve one client over ``transport`` (already started)."""
@@ -91,10 +98,17 @@ class Gateway:
         await self.aclose()
 
 
+Report = Callable[[dict[str, dict[str, Any]]], None]
+
+
 async def serve_stdio(config: ConfigSource, *, naming: str = "dot", limits: ServerLimits | None = None,
-                      max_message_size: int = DEFAULT_MAX_SIZE, **host_options: Any) -> None:
-    """Serve the gateway on this process's stdin and stdout until the client closes them."""
+                      max_message_size: int = DEFAULT_MAX_SIZE, started: Report | None = None,
+                      **host_options: Any) -> None:
+    """Serve the gateway on this process's stdin and stdout until the client closes them;
+    ``started`` is told how each server's start went."""
     async with Gateway(config, naming=naming, limits=limits, **host_options) as gateway:
+        if started is not None:
+            started(gateway.started)
         transport = stdio_transport(max_message_size)
         await transport.start()
         session = gateway.connect(transport)
@@ -104,10 +118,13 @@ async def serve_stdio(config: ConfigSource, *, naming: str = "dot", limits: Serv
 
 async def serve_http(config: ConfigSource, host: str = "127.0.0.1", port: int = 8808, *, naming: str = "dot",
                      limits: ServerLimits | None = None, http: HttpOptions | None = None,
-                     ready: Callable[[tuple[str, int]], None] | None = None, **host_options: Any) -> None:
-    """Serve the gateway over Streamable HTTP on ``host:port`` until cancelled; ``ready`` is
-    told the address bound (``port=0``: any free port)."""
+                     ready: Callable[[tuple[str, int]], None] | None = None, started: Report | None = None,
+                     **host_options: Any) -> None:
+    """Serve the gateway over Streamable HTTP on ``host:port`` until cancelled; ``started`` is
+    told how each server's start went, ``ready`` the address bound (``port=0``: any free port)."""
     async with Gateway(config, naming=naming, limits=limits, **host_options) as gateway:
+        if started is not None:
+            started(gateway.started)
         front = HttpGateway(gateway, http)
         address = await front.start(host, port)
         logger.info("serving MCP on http://%s:%d%s", address[0], address[1], front.options.path)

@@ -86,3 +86,16 @@ async def test_junk_on_stdin_is_answered_on_stdout(tmp_path: Path) -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_server_that_fails_is_reported_and_the_others_served(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    config = two_servers()
+    config["mcpServers"]["broken"] = {"command": str(tmp_path / "no-such-command")}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    entry = {"command": sys.executable, "args": ["-m", "mcphost", "serve", str(path)],
+             "env": {"PYTHONPATH": package_root()}}
+    async with MCPHost({"mcpServers": {"gw": entry}}, handle_signals=False) as client:
+        names = [t["name"] for t in client.get_tools()["gw"]["tools"]]
+        assert "a.echo" in names and not any(n.startswith("broken.") for n in names)
+        assert any("broken did not start and is not served" in line for line in client.servers["gw"].stderr_tail())
