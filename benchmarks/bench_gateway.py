@@ -8,8 +8,10 @@ Three paths to ``benchmarks/echo_server.py``, each measured with mcphost's own c
 - ``gateway http``: the client calls ``mcphost serve --http`` (in this process, on
   127.0.0.1), which spawns the echo server.
 
-Run: ``python benchmarks/bench_gateway.py [--calls N]`` (1,000 by default). Figures are
-printed, never asserted.
+Run: ``python benchmarks/bench_gateway.py [--calls N]`` (1,000 by default). With
+``--clients C`` it also runs C clients at once over HTTP, each making N calls, and prints the
+errors (there should be none) and the latency of those calls. Figures are printed, never
+asserted.
 """
 
 from __future__ import annotations
@@ -50,7 +52,38 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
     return cuts[49], cuts[98]
 
 
-async def main(calls: int) -> None:
+async def concurrent(clients: int, calls: int) -> None:
+    """``clients`` mcphost clients at once over HTTP, ``calls`` calls each."""
+    async with Gateway({"mcpServers": {"echo": ECHO}}, handle_signals=False) as gateway:
+        front = HttpGateway(gateway)
+        _, port = await front.start("127.0.0.1", 0)
+        url = f"http://127.0.0.1:{port}/mcp"
+        errors = 0
+        samples: list[float] = []
+
+        async def one() -> None:
+            nonlocal errors
+            async with MCPHost({"mcpServers": {"gw": {"type": "http", "url": url}}}, handle_signals=False) as host:
+                for _ in range(calls):
+                    started = time.perf_counter()
+                    try:
+                        await host.call_tool("gw.echo.echo", {"text": "x"})
+                    except Exception:
+                        errors += 1
+                    samples.append((time.perf_counter() - started) * 1e6)
+
+        began = time.perf_counter()
+        try:
+            await asyncio.gather(*(one() for _ in range(clients)))
+        finally:
+            await front.aclose()
+        elapsed = time.perf_counter() - began
+        p50, p99 = quantiles(samples)
+        print(f"{clients} clients x {calls} calls over HTTP: {errors} errors, {len(samples) / elapsed:.0f} calls/s, "
+              f"p50 {p50:.0f} us, p99 {p99:.0f} us")
+
+
+async def main(calls: int, clients: int = 0) -> None:
     results: dict[str, tuple[float, float]] = {}
     async with MCPHost({"mcpServers": {"echo": ECHO}}, handle_signals=False) as host:
         results["direct"] = quantiles(await timed(host, "echo.echo", calls))
@@ -74,6 +107,8 @@ async def main(calls: int) -> None:
                 results["gateway http"] = quantiles(await timed(host, "gw.echo.echo", calls))
         finally:
             await front.aclose()
+    if clients:
+        await concurrent(clients, calls)
     base50, base99 = results["direct"]
     print(f"{'path':<15} {'p50 us':>9} {'p99 us':>9} {'added p50':>10} {'added p99':>10}")
     for name, (p50, p99) in results.items():
@@ -83,5 +118,6 @@ async def main(calls: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=0)
     args: Any = parser.parse_args()
-    asyncio.run(main(args.calls))
+    asyncio.run(main(args.calls, args.clients))
