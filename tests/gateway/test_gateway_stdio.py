@@ -99,3 +99,25 @@ async def test_a_server_that_fails_is_reported_and_the_others_served(tmp_path: P
         names = [t["name"] for t in client.get_tools()["gw"]["tools"]]
         assert "a.echo" in names and not any(n.startswith("broken.") for n in names)
         assert any("broken did not start and is not served" in line for line in client.servers["gw"].stderr_tail())
+
+
+async def test_fastmcp_client_over_stdio_sees_list_changed(tmp_path: Path) -> None:
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+    from mcp import types
+
+    entry = serve_entry(tmp_path)
+    changed = asyncio.Event()
+
+    async def on_message(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            changed.set()
+
+    transport = StdioTransport(command=entry["command"], args=entry["args"], env={**os.environ, **entry["env"]})
+    async with Client(transport, message_handler=on_message) as client:
+        names = [t.name for t in await client.list_tools()]
+        assert "a.grow" in names and "b.echo" in names
+        await client.call_tool("a.grow", {})
+        await asyncio.wait_for(changed.wait(), 10)
+        assert "a.new" in [t.name for t in await client.list_tools()]
