@@ -12,9 +12,9 @@ LAYER = {
     "errors": 0, "types": 0, "version": 0, "_json": 0, "bounds": 1,
     "wire": 1, "protocol": 1, "config": 1, "policy": 1, "logs": 1, "schema": 1, "metrics": 1, "cache": 1,
     "transports": 2,
-    "rpc": 3, "client": 3,
+    "rpc": 3, "client": 3, "server": 3,
     "host": 4,
-    "cli": 5, "compat": 5, "__init__": 5, "__main__": 5,
+    "cli": 5, "compat": 5, "gateway": 5, "__init__": 5, "__main__": 5,
 }
 # Modules of layer 1 must not touch the outside world.
 FORBIDDEN_IN_CORE = {"asyncio", "subprocess", "socket", "time", "selectors", "signal",
@@ -27,6 +27,10 @@ FORBIDDEN = {
             "mcphost.protocol.messages", "mcphost.protocol.lifecycle"),
     "host": ("mcphost.transports.stdio", "mcphost.transports.memory"),
     "client": ("mcphost.host", "mcphost.transports.stdio"),
+    # The server session knows the peer and the protocol, never the client side or the host.
+    "server": ("mcphost.client", "mcphost.host", "mcphost.transports.stdio"),
+    # The gateway serves the host through its public API, like compat/.
+    "gateway": ("mcphost.host", "mcphost.client", "mcphost.transports.stdio", "mcphost.compat", "mcphost.cli"),
 }
 # The threading module is allowed for a lock around a lazily built cache and for a
 # thread-local recursion depth (no I/O either way).

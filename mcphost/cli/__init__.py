@@ -4,7 +4,7 @@
 again after every change of the file); ``tools`` prints their tools for a model API;
 ``call`` calls one tool and prints its result; ``shell`` keeps the servers running and
 calls tools one after another; ``check`` validates a configuration without starting
-anything. Errors are one clear line per problem (``mcphost: error: ...``, with what a
+anything; ``serve`` serves them all as one MCP server (the gateway). Errors are one clear line per problem (``mcphost: error: ...``, with what a
 failed server's stderr says) and never a traceback. Exit status: 0 success; 1 a failure
 at run time (a tool's ``isError`` result, an unknown tool, a failed start); 2 bad usage or
 configuration; 3 some servers failed and the others were served (``--partial``); 130
@@ -33,6 +33,8 @@ from .output import LogSetup
 from .render import render_inspect
 from .report import print_error
 from .run import run
+from .serve import add_parser as add_serve_parser
+from .serve import serve
 
 __all__ = ["main", "render_inspect"]
 
@@ -134,6 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument("--strict", action="store_true",
                          help="an unset ${VAR} is an error (by default it is listed as needed at run time)")
     common(p_check)
+
+    add_serve_parser(sub, common)
     return parser
 
 
@@ -157,6 +161,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return asyncio.run(check(args))
         if args.command == "tools":
             return run(lambda ints: commands.tools(args, ints))
+        if args.command == "serve":
+            return serve(args)
         if args.command == "shell":
             from .shell import shell
 

@@ -1,0 +1,60 @@
+"""The official conformance suite's *server* scenarios against ``mcphost serve --http
+--pass-through`` fronting the fake server over stdio (``--script conformance``, the suite's
+reference contract): the suite tests servers over HTTP only, and this is how a stdio server
+is put in front of it. Every scenario of 0.1.16 must pass with no ``FAILURE`` and no
+``WARNING``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from mcphost.testing import package_root
+from tests.test_conformance import V016, Suite, suite  # noqa: F401  (suite is a fixture)
+from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, results
+
+pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
+
+
+@contextmanager
+def serve_pass_through(tmp_path: Path) -> Iterator[str]:
+    """``mcphost serve --http 127.0.0.1:0 --pass-through`` in front of the fake server's
+    reference contract over stdio; yields the endpoint's URL."""
+    config = tmp_path / "mcp.json"
+    env = {"PYTHONPATH": package_root()}
+    config.write_text(json.dumps({"mcpServers": {"reference": {
+        "command": sys.executable, "args": ["-m", "mcphost.testing", "--script", "conformance"], "env": env}}}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcphost", "serve", "--http", "127.0.0.1:0", "--pass-through", str(config)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, **env}, start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "serving MCP on http://127.0.0.1:" in line, line + proc.stderr.read()
+        yield line.rsplit(" ", 1)[1].strip()
+        proc.send_signal(signal.SIGTERM)  # the gateway stops its server through the ladder
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+
+
+def test_every_server_scenario_passes_through_the_gateway(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "results"
+    with serve_pass_through(tmp_path) as url:
+        run = suite.run(V016, "server", "--url", url, "--suite", "all", "-o", str(out))
+    found = results(out)
+    assert sorted(found) == sorted(SERVER_016), run.stdout[-3000:]
+    assert len(found) == 32
+    assert_all_pass(found, run)
