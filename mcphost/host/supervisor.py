@@ -385,6 +385,7 @@ class Supervisor:
             on_notification=on_notification,
             on_closed=lambda err: self._on_closed(handle, session, err),
             on_timeout=lambda method: self._on_timeout(handle, session, method),
+            protocol=handle.config.protocol_setting,
         )
         session.forward_progress = bool(handlers.progress)
         session.renewal_policy = self.renewal

@@ -23,7 +23,7 @@ import logging
 import re
 import ssl
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -45,7 +45,7 @@ from .proxy import Proxy
 from .throttle import Throttle
 from .trace import WireTrace
 
-__all__ = ["PostExchange", "RemoteTransport", "request_id"]
+__all__ = ["PostExchange", "RemoteTransport", "answers", "request_id"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
@@ -71,6 +71,17 @@ def request_id(data: bytes) -> Any:
     except ValueError:
         return None
     return msg.get("id") if isinstance(msg, dict) else None
+
+
+def answers(body: bytes, rid: Any) -> bool:
+    """Is ``body`` (of an HTTP error) a JSON-RPC error response to the request ``rid``?"""
+    if rid is None or not body.strip():
+        return False
+    try:
+        decoded = loads(body)
+    except ValueError:
+        return False
+    return isinstance(decoded, dict) and isinstance(decoded.get("error"), dict) and decoded.get("id") == rid
 
 
 def _status(response_status: int, reason: str) -> str:
@@ -188,9 +199,18 @@ class RemoteTransport(GoneOnce):
         Streamable HTTP)."""
         return self.merged([*self.base_headers(), ("Content-Type", "application/json")])
 
-    def post_request(self, target: str, data: bytes, state: Any = None) -> bytes:
+    def post_request(self, target: str, data: bytes, state: Any = None,
+                     extra: Sequence[tuple[str, str]] = ()) -> bytes:
         """The bytes of a POST of ``data``. The head is built and checked once per target
-        and ``state``, then only the length changes."""
+        and ``state``, then only the length changes; ``extra`` headers of this message
+        alone (before the configuration's) make a head of its own."""
+        if extra:
+            ours = self.post_headers(state)
+            names = self._header_names
+            head = build_request("POST", target, [*ours[:len(ours) - len(self.headers)],
+                                                  *((k, v) for k, v in extra if k.lower() not in names),
+                                                  *self.headers])
+            return b"%sContent-Length: %d\r\n\r\n%s" % (head[:-2], len(data), data)
         key = (target, state)
         cached = self._post_head
         if cached is None or cached[0] != key:
@@ -295,8 +315,16 @@ class RemoteTransport(GoneOnce):
         """Drop the connections (subclasses also stop their timers)."""
         self.pool.close_now()
 
+    def refused_first(self, post: PostExchange) -> bool:
+        """The first message sent got 400, 404 or 405 (``post.status``) with a body that is
+        not the server's JSON-RPC answer to it: true if a subclass takes it from here (the
+        spec's probe for a legacy server, :mod:`.http_auto`)."""
+        return False
+
     def http_failed(self, exchange: PostExchange, body: bytes) -> None:
         """A POST was answered with an HTTP error (``exchange.status`` >= 300)."""
+        if exchange.probing and not answers(body, exchange.rid) and self.refused_first(exchange):
+            return
         self.http_errors += 1
         status = _status(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
@@ -353,11 +381,18 @@ class PostExchange(Exchange):
 
     method = "POST"
 
-    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None) -> None:
+    #: Refused (400, 404, 405) as the first message: whether the legacy fallback is tried
+    #: is decided once the body says if it is the server's JSON-RPC answer.
+    probing = False
+
+    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None,
+                 headers: Sequence[tuple[str, str]] = ()) -> None:
         self.transport = transport
         self.data = data
         self.kind = kind
         self.rpc_method = rpc_method
+        #: The headers the protocol above asked for, beside the transport's own.
+        self.headers = headers
         # A response or a notification never waits for a connection: the server may be
         # holding a stream open until it has the answer.
         self.urgent = kind != REQUEST
