@@ -93,7 +93,7 @@ async def negotiate(session: ClientSession, modern: ModernSession, mode: str, pr
                               exc) from None
         else:
             _legacy(session, f"server/discover answered {exc.code}")
-        return False
+            return False
     except TimeoutError as exc:
         if not auto:
             raise _not_modern(session, mode, "it did not answer server/discover", exc) from None

@@ -228,7 +228,8 @@ class StreamableHttpTransport(RemoteTransport):
         self.session = HttpSession(name)
         #: Requests sent whose outcome is not known yet, by id.
         self.requests: dict[Any, _Post] = {}
-        #: The first message sent (the spec's probe of a legacy server looks at its answer).
+        #: The first message sent without headers of its own (the spec's probe of a legacy
+        #: server looks at its answer; HTTP+SSE predates the per-message headers).
         self.first: _Post | None = None
         #: The standalone GET stream (while it is open or being opened).
         self.standalone: GetStream | None = None
@@ -256,7 +257,7 @@ class StreamableHttpTransport(RemoteTransport):
         if self.trace.enabled():
             self.trace.messages(True, [data])
         post = _Post(self, data, kind, method, headers)
-        if self.first is None:
+        if self.first is None and not headers:  # (a message with headers of its own is no handshake)
             self.first = post
         rid = post.rid
         if rid is not None and type(rid) in (int, str):
