@@ -267,6 +267,15 @@ class ClientSession:
     def has_capability(self, name: str, sub: str | None = None) -> bool:
         return self.handshake.has_capability(name, sub)
 
+    def log_level_in_meta(self, level: str) -> bool:
+        """Modern era: every later request carries ``level`` (``io.modelcontextprotocol/logLevel``)
+        and True; the handshake era: False (``logging/setLevel`` is the caller's to send)."""
+        handshake = self.handshake
+        if not isinstance(handshake, ModernSession):
+            return False
+        handshake.set_log_level(level)
+        return True
+
     def supports_completions(self) -> bool:
         return self.handshake.supports_completions()
 

@@ -252,3 +252,17 @@ async def test_tools_with_invalid_header_annotations_are_dropped_with_one_warnin
             assert [t["name"] for t in host.get_tools("m")["m"]["tools"]] == ["good"]
     warned = [r.getMessage() for r in caplog.records if "x-mcp-header" in r.getMessage()]
     assert len(warned) == 2 and "'number'" in warned[0] and "'twice'" in warned[1]
+
+
+async def test_the_log_level_goes_in_the_meta_of_every_later_request() -> None:
+    def discover(params: dict[str, Any]) -> dict[str, Any]:
+        return {**discovered(params), "capabilities": {"tools": {}, "logging": {}}}
+
+    script = Script({"server/discover": discover, "tools/list": tools(tool("t")),
+                     "tools/call": lambda params: {"content": []}})
+    async with modern_host(script) as host:
+        await host.set_log_level("m", "debug")
+        await host.call_tool("m.t", {})
+    assert not script.requests("logging/setLevel")
+    assert script.requests("tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"
+    assert "io.modelcontextprotocol/logLevel" not in script.requests("tools/list")[0]["params"]["_meta"]
