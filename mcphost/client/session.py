@@ -381,9 +381,12 @@ class ClientSession:
     def _on_abandoned(self, call: Call, reason: str) -> None:
         # Spec: "The client MUST NOT cancel initialize." Nor the probe: a legacy server has
         # no session to hear it in yet.
-        if self.modern is not None:
-            self.modern.forget(call.rid)
-        if call.method not in ("initialize", "server/discover"):
+        modern = self.modern
+        if modern is not None:
+            modern.forget(call.rid)
+        # 2026-07-28 over HTTP: closing the request's stream (forget, below) is the cancellation.
+        if call.method not in ("initialize", "server/discover") and not (
+                modern is not None and self.peer.transport.request_streams):
             self.peer.notify("notifications/cancelled", {"requestId": call.rid, "reason": reason})
         self.peer.transport.forget(call.rid)  # its answer is not wanted (its stream is closed)
         if reason is TIMED_OUT and self.on_timeout is not None:

@@ -176,6 +176,9 @@ class Transport(Protocol):
     #: The sender should ``await drain()`` before sending more (an attribute: it is read
     #: once per request).
     needs_drain: bool
+    #: Each request has a response stream of its own (Streamable HTTP): ``forget`` closes it,
+    #: which is how the stateless era cancels a request (no notification is sent).
+    request_streams: bool
 
     async def start(self) -> None:
         """Connect (spawn the process, open the socket). If it cannot: a ``TransportError``
@@ -247,6 +250,7 @@ class BaseTransport:
     of their own, a wire trace or a process."""
 
     trace: WireTrace | None = None
+    request_streams: bool = False
 
     def vitals(self) -> Vitals:
         return Vitals()  # no local process, no noise

@@ -219,6 +219,8 @@ class StreamableHttpTransport(RemoteTransport):
         ssl_context: for ``https``; ``ssl.create_default_context()`` when not given.
     """
 
+    request_streams = True
+
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
                  resume_attempts: int = DEFAULT_RESUME_ATTEMPTS, stream: bool = True, **options: Any) -> None:
         super().__init__(name, url, headers=headers, **options)

@@ -10,6 +10,7 @@ not offered. The SDK is a test-only dependency: the module is skipped without it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -142,3 +143,24 @@ async def test_http_auto_finds_the_modern_era_and_sends_the_headers(http_url: st
             "mcp-method": "tools/call", "mcp-name": "headers", "mcp-protocol-version": "2026-07-28",
             "mcp-param-region": "=?base64?ZXUgd2VzdMOp?=", "mcp-param-count": "3", "mcp-param-flag": "true",
         }
+
+
+async def test_http_cancellation_closes_the_stream_and_sends_no_notification(http_url: str) -> None:
+    async with host_for({"url": http_url, "protocol": "modern"}) as host:
+        before = int((await host.call_tool("m.cancellations", {}))["content"][0]["text"])
+        progressed = asyncio.Event()
+        call = asyncio.create_task(host.call_tool("m.count", {"steps": 100, "delay": 0.05},
+                                                  progress=lambda params: progressed.set()))
+        await asyncio.wait_for(progressed.wait(), 30)  # the tool runs
+        sent = host.get_metrics()["m"]["transport"]["messages_out"]
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+        for _ in range(200):  # the server notices the closed stream on its own time
+            now = int((await host.call_tool("m.cancellations", {}))["content"][0]["text"])
+            if now > before:
+                break
+            await asyncio.sleep(0.05)
+        assert now == before + 1
+        # Nothing was sent for the cancellation: only the polls above.
+        assert host.get_metrics()["m"]["transport"]["messages_out"] == sent + _ + 1
