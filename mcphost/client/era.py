@@ -55,6 +55,8 @@ logger = logging.getLogger("mcphost.client")
 #: legacy server may never answer a method it does not know before ``initialize``).
 PROBE_TIMEOUT: Final = 10.0
 _DISCOVER: Final = "server/discover"
+#: The ``_meta`` key of a result that took input rounds (``mcphost.host.readcache.ROUNDS``).
+_ROUNDS: Final = "mcphost/rounds"
 #: HTTP statuses that, without the server's JSON-RPC answer, mean a legacy server.
 _LEGACY_STATUSES: Final = frozenset({400, 404, 405})
 
@@ -197,6 +199,11 @@ class ModernRules:
             rounds += 1
         if method == "tools/list" and type(result) is dict:
             self._tools_listed(result)
+        elif rounds > 1 and type(result) is dict:
+            # Spec: a result of a retry that carried input is never cached (the host's cache
+            # reads this mark).
+            meta = result.get("_meta")
+            result["_meta"] = {**(meta if type(meta) is dict else {}), _ROUNDS: rounds}
         return result
 
     async def _answer(self, method: str, round_: rules.InputRound) -> dict[str, Any]:

@@ -266,3 +266,43 @@ async def test_the_log_level_goes_in_the_meta_of_every_later_request() -> None:
     assert not script.requests("logging/setLevel")
     assert script.requests("tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "debug"
     assert "io.modelcontextprotocol/logLevel" not in script.requests("tools/list")[0]["params"]["_meta"]
+
+
+@pytest.mark.parametrize(("ttl_ms", "reads"), [(60_000, 1), (0, 2), (None, 2), (-5, 2)])
+async def test_caching_hints_reach_the_read_cache(ttl_ms: int | None, reads: int) -> None:
+    def discover(params: dict[str, Any]) -> dict[str, Any]:
+        return {**discovered(params), "capabilities": {"resources": {}}}
+
+    def read(params: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = {"contents": [{"uri": params["uri"], "text": "x"}], "cacheScope": "public"}
+        if ttl_ms is not None:
+            result["ttlMs"] = ttl_ms
+        return result
+
+    resources = {"resources": [{"uri": "file:///a", "name": "a"}], "ttlMs": 0, "cacheScope": "public"}
+    script = Script({"server/discover": discover, "resources/list": lambda params: resources,
+                     "resources/templates/list": lambda params: {"resourceTemplates": []},
+                     "resources/read": read})
+    async with modern_host(script) as host:
+        for _ in range(2):
+            assert (await host.get_resource("file:///a", server="m"))["contents"][0]["text"] == "x"
+    assert len(script.requests("resources/read")) == reads
+
+
+async def test_a_result_that_took_input_rounds_is_not_cached() -> None:
+    def discover(params: dict[str, Any]) -> dict[str, Any]:
+        return {**discovered(params), "capabilities": {"resources": {}}}
+
+    def read(params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("requestState") is None:
+            return {"resultType": "input_required", "requestState": "s", "inputRequests": {
+                "roots": {"method": "roots/list"}}}
+        return {"contents": [{"uri": params["uri"], "text": "x"}], "ttlMs": 60_000, "cacheScope": "public"}
+
+    script = Script({"server/discover": discover, "resources/list": lambda params: {
+        "resources": [{"uri": "file:///a", "name": "a"}]}, "resources/read": read})
+    async with modern_host(script) as host:
+        for _ in range(2):
+            result = await host.get_resource("file:///a", server="m")
+            assert result["_meta"]["mcphost/rounds"] == 2
+    assert len(script.requests("resources/read")) == 4
