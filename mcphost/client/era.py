@@ -43,6 +43,7 @@ from ..protocol.modern import INPUT_REQUIRED, ModernSession
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..rpc.calls import CallOptions
 from ..rpc.peer import Call
+from .listen import Listener
 
 if TYPE_CHECKING:
     from .session import ClientSession
@@ -149,6 +150,8 @@ class ModernRules:
         self.tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
         #: What a multi-round request was sent with, until its caller waits for it.
         self.sent: dict[Any, tuple[dict[str, Any] | None, Callable[[Any], Any] | None, CallOptions | None]] = {}
+        #: The ``subscriptions/listen`` stream (list changes, resource updates).
+        self.listener = Listener(session)
         #: Tools dropped for their header annotations (counted; each told once).
         self.dropped_tools = 0
         self._told: set[str] = set()

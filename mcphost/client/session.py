@@ -41,7 +41,7 @@ import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import MCPHostError, ProtocolError, RpcError
@@ -266,6 +266,11 @@ class ClientSession:
 
     def has_capability(self, name: str, sub: str | None = None) -> bool:
         return self.handshake.has_capability(name, sub)
+
+    def listen(self, resources: Iterable[str]) -> bool:
+        """Modern era: (re)open the ``subscriptions/listen`` stream for ``resources`` and the
+        list changes (True; False: the handshake era, or nothing to listen to)."""
+        return self.modern is not None and self.modern.listener.listen(resources)
 
     def log_level_in_meta(self, level: str) -> bool:
         """Modern era: every later request carries ``level`` (``io.modelcontextprotocol/logLevel``)

@@ -98,7 +98,11 @@ async def subscription(router: Router, method: str, uri: str, server: str | None
     session = handle.require_ready()
     if not session.has_capability("resources", "subscribe"):
         raise observe.refused(RoutingError("server does not support resource subscriptions", server=handle.name))
-    await timed(handle, session.request(method, {"uri": uri}), method)
+    if session.era == "modern":  # one subscriptions/listen stream names them all
+        wanted = handle.subscriptions | {uri} if method == "resources/subscribe" else handle.subscriptions - {uri}
+        session.listen(wanted)
+    else:
+        await timed(handle, session.request(method, {"uri": uri}), method)
     if method == "resources/subscribe":  # subscribed again on a renewed session
         handle.subscriptions.add(uri)
     else:

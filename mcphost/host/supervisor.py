@@ -395,6 +395,9 @@ class Supervisor:
         handle.timeouts = 0
         self.redactor.install()  # the server's own logger exists now
         await session.open()
+        # A modern server tells of changes on a subscriptions/listen stream: opened now, with
+        # the subscriptions the application has (a restarted server's stream names them again).
+        session.listen(handle.subscriptions)
         await self.registry.discover(handle, session)
 
     async def _fail(self, handle: ServerHandle, err: MCPHostError) -> None:

@@ -306,3 +306,86 @@ async def test_a_result_that_took_input_rounds_is_not_cached() -> None:
             result = await host.get_resource("file:///a", server="m")
             assert result["_meta"]["mcphost/rounds"] == 2
     assert len(script.requests("resources/read")) == 4
+
+
+# -- subscriptions/listen -----------------------------------------------------------------------
+
+
+class Listening:
+    """A modern server whose listen streams stay open until the test ends them."""
+
+    def __init__(self) -> None:
+        self.tools = [tool("a")]
+        self.ended: dict[Any, asyncio.Event] = {}
+        self.script = Script({"server/discover": self.discover, "tools/list": lambda params: {"tools": self.tools},
+                              "resources/list": lambda params: {"resources": [{"uri": "file:///r", "name": "r"}]},
+                              "resources/templates/list": lambda params: {"resourceTemplates": []},
+                              "subscriptions/listen": self.listen})
+
+    def discover(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {**discovered(params), "capabilities": {"tools": {"listChanged": True},
+                                                       "resources": {"subscribe": True}}}
+
+    async def listen(self, params: dict[str, Any]) -> dict[str, Any]:
+        rid = len(self.ended)
+        end = self.ended[rid] = asyncio.Event()
+        self.notify("notifications/subscriptions/acknowledged", {"notifications": params["notifications"]})
+        await end.wait()
+        return {"resultType": "complete"}
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.script.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def close(self) -> None:
+        for end in self.ended.values():
+            end.set()
+
+
+async def test_list_changes_and_resource_updates_come_on_the_listen_stream() -> None:
+    server = Listening()
+    script = server.script
+    events: list[dict[str, Any]] = []
+    host = modern_host(script)
+    host.on_event(events.append)
+    try:
+        async with host:
+            first = await script.unseen_request("subscriptions/listen")
+            assert first["params"]["notifications"] == {"toolsListChanged": True}
+            server.tools = [tool("a"), tool("b")]
+            server.notify("notifications/tools/list_changed", {})
+            assert await wait_until(lambda: len(host.get_tools("m")["m"]["tools"]) == 2)
+            # A subscription replaces the stream: the old request is given up.
+            await host.subscribe_resource("file:///r", server="m")
+            second = await script.unseen_request("subscriptions/listen")
+            assert second["params"]["notifications"] == {"toolsListChanged": True,
+                                                         "resourceSubscriptions": ["file:///r"]}
+            assert await wait_until(lambda: any(m["params"]["requestId"] == first["id"]
+                                                for m in script.requests("notifications/cancelled")))
+            server.notify("notifications/resources/updated", {"uri": "file:///r"})
+            assert await wait_until(lambda: any(e["type"] == "resource_updated" for e in events))
+            # A restart opens a stream of its own, naming the subscriptions again.
+            before = len(script.requests("subscriptions/listen"))
+            await host.restart_server("m")
+            assert await wait_until(lambda: len(script.requests("subscriptions/listen")) == before + 1)
+            assert script.requests("subscriptions/listen")[-1]["params"]["notifications"] == {
+                "toolsListChanged": True, "resourceSubscriptions": ["file:///r"]}
+    finally:
+        server.close()
+
+
+async def test_a_stream_the_server_ends_is_opened_again() -> None:
+    server = Listening()
+    script = server.script
+    try:
+        async with modern_host(script):
+            await script.unseen_request("subscriptions/listen")
+            server.ended[0].set()  # the server answers the listen request: the stream ends
+            await script.unseen_request("subscriptions/listen")
+    finally:
+        server.close()
+
+
+async def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
+    from tests.helpers import wait_for
+
+    return await wait_for(predicate, timeout)
