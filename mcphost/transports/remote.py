@@ -293,11 +293,11 @@ class RemoteTransport(GoneOnce):
         if self.live and receiver is not None:
             receiver.on_undeliverable(rid, reason)
 
-    def note(self, line: str) -> None:
-        """A diagnostic line for ``tail()`` (and the log)."""
+    def note(self, line: str, quiet: bool = False) -> None:
+        """A diagnostic line for ``tail()`` (and the log: INFO when ``quiet``, else WARNING)."""
         self._tail.append(line)
         if self.live:
-            logger.warning("%s: %s", self.name, line)
+            logger.log(logging.INFO if quiet else logging.WARNING, "%s: %s", self.name, line)
 
     def gone(self, reason: str) -> None:
         """The server is gone: tell the receiver once, drop every connection."""
@@ -329,6 +329,9 @@ class RemoteTransport(GoneOnce):
         status = _status(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
         rid = exchange.rid
+        # A refusal of a message sent with headers of its own (the stateless era's) is the
+        # caller's to judge: the probe's "not this era", a method the server does not serve.
+        quiet = bool(exchange.headers) and exchange.status in (400, 404, 405)
         detail = clip(body) if body.strip() else ""
         if 300 <= exchange.status < 400:
             detail = f"redirects are not followed (Location: {clip(exchange.location or '-', 100)})"
@@ -341,7 +344,7 @@ class RemoteTransport(GoneOnce):
             if isinstance(error, dict):
                 if rid is not None and decoded.get("id") == rid and exchange.kind == REQUEST and self.live:
                     # The server's own JSON-RPC error for this request: delivered as it is.
-                    self.note(f"{status} for {what}: {clip(str(error.get('message')))}")
+                    self.note(f"{status} for {what}: {clip(str(error.get('message')))}", quiet)
                     self.deliver([decoded])
                     return
                 if isinstance(error.get("message"), str):
@@ -349,7 +352,7 @@ class RemoteTransport(GoneOnce):
         if exchange.status == 401:
             detail = (detail + "; " if detail else "") + "the server wants authorization (set its headers)"
         message = f"{status}: {detail}" if detail else status
-        self.note(f"{message} (POST {what})")
+        self.note(f"{message} (POST {what})", quiet)
         if exchange.kind == REQUEST:
             self.fail_request(rid, message, status=exchange.status, what=exchange.rpc_method)
 
