@@ -56,8 +56,15 @@ logger = logging.getLogger("mcphost.client")
 #: legacy server may never answer a method it does not know before ``initialize``).
 PROBE_TIMEOUT: Final = 10.0
 _DISCOVER: Final = "server/discover"
-#: The ``_meta`` key of a result that took input rounds (``mcphost.host.readcache.ROUNDS``).
+#: The ``_meta`` key of a result that took input rounds (``mcphost.host.readcache.ROUNDS``),
+#: on the results the host's cache keeps.
 _ROUNDS: Final = "mcphost/rounds"
+_CACHED: Final = frozenset({"resources/read", "prompts/get"})
+#: Seconds between two ``tasks/get`` of a task whose server gives no ``pollIntervalMs``, and
+#: the bounds of what a server may ask.
+_POLL: Final = 1.0
+_MIN_POLL: Final = 0.01
+_MAX_POLL: Final = 30.0
 #: HTTP statuses that, without the server's JSON-RPC answer, mean a legacy server.
 _LEGACY_STATUSES: Final = frozenset({400, 404, 405})
 
@@ -122,6 +129,13 @@ async def negotiate(session: ClientSession, modern: ModernSession, mode: str, pr
     return True
 
 
+async def _quietly(call: Any) -> None:
+    try:
+        await call
+    except MCPHostError as exc:
+        logger.debug("tasks/cancel failed: %s", exc)
+
+
 def _legacy(session: ClientSession, why: str) -> None:
     logger.info("%s: %s: the handshake era (initialize)", session.name, why)
 
@@ -183,7 +197,8 @@ class ModernRules:
                      ) -> Any:
         session = self.session
         rounds = 1
-        while rules.result_type(method, result) == INPUT_REQUIRED:
+        tasks = rules.TASKS_EXTENSION in (self.handshake.client_caps.get("extensions") or {})
+        while (kind := rules.result_type(method, result, tasks)) == INPUT_REQUIRED:
             if sent is None:
                 raise ProtocolError(f"{method} answered input_required", server=session.name)
             if rounds >= self.max_rounds:
@@ -200,14 +215,57 @@ class ModernRules:
             peer = session.peer
             result = await peer.wait(peer.start_request(method, params, progress, options, False))
             rounds += 1
+        if kind == rules.TASK:
+            result = await self._follow_task(method, result)
+            rounds += 1  # (its result is not cached either)
         if method == "tools/list" and type(result) is dict:
             self._tools_listed(result)
-        elif rounds > 1 and type(result) is dict:
+        elif rounds > 1 and type(result) is dict and method in _CACHED:
             # Spec: a result of a retry that carried input is never cached (the host's cache
             # reads this mark).
             meta = result.get("_meta")
             result["_meta"] = {**(meta if type(meta) is dict else {}), _ROUNDS: rounds}
         return result
+
+    async def _follow_task(self, method: str, task: dict[str, Any]) -> Any:
+        """A task the server made of the request (tasks extension): poll ``tasks/get`` at its
+        ``pollIntervalMs`` until it ends, answering its input requests with ``tasks/update``;
+        its ``result`` is the request's (its ``error``, the request's error). A caller that
+        gives up cancels it (``tasks/cancel``)."""
+        session = self.session
+        task_id = task["taskId"]
+        answered: set[str] = set()
+        try:
+            while True:
+                status = task.get("status")
+                if status == "completed":
+                    return task.get("result")
+                if status in rules.TERMINAL:
+                    found = task.get("error")
+                    error: dict[str, Any] = found if isinstance(found, dict) else {}
+                    code = error.get("code")
+                    raise ServerError(f"{method} failed as task {task_id[:60]!r} ({status}): "
+                                      f"{str(error.get('message', task.get('statusMessage', '')))[:300]}",
+                                      server=session.name, code=code if type(code) is int else 0,
+                                      data=error.get("data"))
+                fresh: dict[str, tuple[str, dict[str, Any]]] = {}
+                if status == INPUT_REQUIRED and task.get("inputRequests"):
+                    round_ = rules.input_round(task, self.handshake.client_caps)
+                    fresh = {k: v for k, v in round_.requests.items() if k not in answered}
+                if fresh:
+                    responses = await self._answer(method, rules.InputRound(fresh, None))
+                    answered.update(responses)
+                    await session.call("tasks/update", {"taskId": task_id, "inputResponses": responses})
+                else:
+                    interval = task.get("pollIntervalMs")
+                    delay = interval / 1000 if isinstance(interval, (int, float)) and interval > 0 else _POLL
+                    await asyncio.sleep(min(max(delay, _MIN_POLL), _MAX_POLL))
+                task = await session.call("tasks/get", {"taskId": task_id})
+                if type(task) is not dict:
+                    raise ProtocolError(f"tasks/get of {task_id[:60]!r} answered no task", server=session.name)
+        except asyncio.CancelledError:
+            session.tasks.start(_quietly(session.call("tasks/cancel", {"taskId": task_id})), "tasks/cancel")
+            raise
 
     async def _answer(self, method: str, round_: rules.InputRound) -> dict[str, Any]:
         keys = list(round_.requests)

@@ -103,6 +103,10 @@ def client_capabilities(
             requests["elicitation"] = {"create": {}}
         if requests:
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
+    if task_requests and row.task_extension:
+        # 2026-07-28: the host follows a task a server makes of any request (tasks/get,
+        # tasks/update with the application's answers, tasks/cancel).
+        caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
     if extra:
         caps.update(extra)
     return caps

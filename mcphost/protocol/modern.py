@@ -54,6 +54,9 @@ __all__ = [
     "MODERN_ERRORS",
     "COMPLETE",
     "INPUT_REQUIRED",
+    "TASK",
+    "TASKS_EXTENSION",
+    "TERMINAL",
     "INPUT_METHODS",
     "MULTI_ROUND_METHODS",
     "DEFAULT_MAX_ROUNDS",
@@ -91,6 +94,12 @@ MODERN_ERRORS: Final = frozenset({HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORT
 
 COMPLETE: Final = "complete"
 INPUT_REQUIRED: Final = "input_required"
+#: A ``CreateTaskResult`` of the tasks extension (only to a client that opted in).
+TASK: Final = "task"
+#: The tasks extension's id (``capabilities.extensions``).
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: Task states after which nothing changes.
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: The methods an ``inputRequests`` entry may name (with the legacy params and results).
 INPUT_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 #: The requests that may be answered ``input_required``.
@@ -140,8 +149,9 @@ def with_meta(params: dict[str, Any] | None, meta: Mapping[str, Any], owned: boo
     return {**params, "_meta": merged}
 
 
-def result_type(method: str, result: Any) -> str:
-    """``complete`` or ``input_required`` (only where the spec allows it); else ProtocolError.
+def result_type(method: str, result: Any, tasks: bool = False) -> str:
+    """``complete``, ``input_required`` (only where the spec allows it), ``task`` (only to a
+    client that opted in to the tasks extension, ``tasks``); else ProtocolError.
 
     Spec: "A client MUST treat an absent resultType as complete ... an unrecognized value as
     invalid"."""
@@ -152,6 +162,8 @@ def result_type(method: str, result: Any) -> str:
         return COMPLETE
     if kind == INPUT_REQUIRED and method in MULTI_ROUND_METHODS:
         return INPUT_REQUIRED
+    if kind == TASK and tasks and isinstance(result.get("taskId"), str):
+        return TASK
     raise ProtocolError(f"{method} answered with resultType {str(kind)[:60]!r}, which the client does not know")
 
 

@@ -8,6 +8,7 @@ answer, an unknown ``resultType``...) are in ``test_era.py`` over the memory tra
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcphost import MCPHost
-from mcphost.errors import ServerStartupError
+from mcphost.errors import ServerError, ServerStartupError
 from mcphost.policy import NO_RETRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,3 +83,31 @@ async def test_http_default_is_auto(urls: dict[str, str]) -> None:
 async def test_stdio_default_is_legacy() -> None:
     entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "both"], "cwd": str(ROOT)}
     assert await outcome(entry) == "legacy"
+
+
+async def test_tasks_the_server_makes_are_followed_to_their_result() -> None:
+    # The tasks extension (2026-07-28): the host opts in on every request; a task-only tool's
+    # call becomes a task, whose input request (a form) is answered with tasks/update by the
+    # application's elicitation handler; an optional one is made a task too.
+    ask = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    spec = {"tools": [
+        {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+         "behavior": {"inputRounds": [{"who": ask}], "delay": 0.1}},
+        {"name": "opt", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+         "behavior": {"echo": True}},
+        {"name": "bad", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+         "behavior": {"error": {"code": -32050, "message": "it broke"}}},
+    ]}
+    entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
+             "cwd": str(ROOT), "protocol": "modern"}
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async with host:
+        slow = await host.call_tool("f.slow", {})
+        assert slow["structuredContent"] == {"inputResponses": {"who": {"action": "accept",
+                                                                         "content": {"name": "Ada"}}}}
+        assert (await host.call_tool("f.opt", {"x": 1}))["content"][0]["text"] == '{"x":1}'
+        with pytest.raises(ServerError, match="it broke") as caught:
+            await host.call_tool("f.bad", {})
+        assert caught.value.code == -32050

@@ -34,7 +34,8 @@ def test_request_meta_and_merge_keep_the_callers_own_members() -> None:
 def test_capabilities_have_the_2026_shapes() -> None:
     caps = client_capabilities("2026-07-28", roots=True, sampling=True, sampling_tools=True,
                                elicitation_form=True, elicitation_url=True, task_requests=True)
-    assert caps == {"roots": {}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}}
+    assert caps == {"roots": {}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}},
+                    "extensions": {"io.modelcontextprotocol/tasks": {}}}
     assert client_capabilities("2025-11-25")["roots"] == {"listChanged": True}
 
 
@@ -53,10 +54,17 @@ def test_result_type(method: str, result: dict[str, Any], kind: str) -> None:
     ("tools/call", {"resultType": "partial"}),
     ("tools/list", {"resultType": "input_required", "requestState": "s"}),  # not a multi-round method
     ("tools/call", {"resultType": 3}),
+    ("tools/call", {"resultType": "task", "taskId": "t"}),  # not opted in
 ])
 def test_unknown_result_type_is_invalid(method: str, result: dict[str, Any]) -> None:
     with pytest.raises(ProtocolError, match="resultType"):
         modern.result_type(method, result)
+
+
+def test_a_task_only_to_a_client_that_opted_in() -> None:
+    assert modern.result_type("resources/read", {"resultType": "task", "taskId": "t"}, tasks=True) == "task"
+    with pytest.raises(ProtocolError):
+        modern.result_type("tools/call", {"resultType": "task"}, tasks=True)  # no taskId
 
 
 def test_input_round_and_retry_params_echo_the_state_byte_for_byte() -> None:
