@@ -325,13 +325,15 @@ class RemoteTransport(GoneOnce):
         """A POST was answered with an HTTP error (``exchange.status`` >= 300)."""
         if exchange.probing and not answers(body, exchange.rid) and self.refused_first(exchange):
             return
-        self.http_errors += 1
+        # A refusal of a message sent with headers of its own (the stateless era's) is the
+        # caller's to judge, neither logged as a warning nor counted as an HTTP error: the
+        # probe's "not this era", a method the server does not serve.
+        quiet = bool(exchange.headers) and exchange.status in (400, 404, 405)
+        if not quiet:
+            self.http_errors += 1
         status = _status(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
         rid = exchange.rid
-        # A refusal of a message sent with headers of its own (the stateless era's) is the
-        # caller's to judge: the probe's "not this era", a method the server does not serve.
-        quiet = bool(exchange.headers) and exchange.status in (400, 404, 405)
         detail = clip(body) if body.strip() else ""
         if 300 <= exchange.status < 400:
             detail = f"redirects are not followed (Location: {clip(exchange.location or '-', 100)})"
