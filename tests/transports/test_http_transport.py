@@ -78,6 +78,7 @@ async def test_auto_probes_with_server_discover_then_speaks_the_handshake_era() 
         assert host.get_tools()["r"]["era"] == "legacy"
         assert host.get_tools()["r"]["protocolVersion"] == "2025-11-25"
         assert all("mcp-session-id" in r.headers for r in server.requests("GET"))
+        assert host.get_metrics()["r"]["transport"]["http_errors"] == 0  # the probe is no error
 
 
 async def test_session_and_version_headers_and_delete() -> None:
