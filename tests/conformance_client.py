@@ -28,8 +28,10 @@ from mcphost.policy import NO_RETRY
 SERVER = "conformance"
 #: Seconds for one request: under the runner's own 30 s limit, so a hang is reported here.
 REQUEST_TIMEOUT = 20.0
-#: What mcphost speaks: the initialize-handshake wire (no 2026-07-28 stateless lifecycle yet).
-LEGACY_WIRES = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: The wire a run speaks when the runner does not say (0.1.16 sets no version).
+DEFAULT_WIRE = "2025-11-25"
+#: The stateless wires: the server's ``protocol`` is then ``modern`` (``server/discover`` first).
+MODERN_WIRES = ("2026-07-28",)
 
 
 class ScenarioFailed(Exception):
@@ -112,6 +114,14 @@ async def json_schema_preservation(host: MCPHost) -> None:
     await call(host, "json_schema_echo", {"schema": tools["json_schema_2020_12_tool"]["inputSchema"]})
 
 
+def sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """A value for each required property of a tool's ``inputSchema`` (what a model would fill)."""
+    samples = {"string": "sample", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
+    properties = schema.get("properties") or {}
+    return {name: samples.get(str((properties.get(name) or {}).get("type")), "sample")
+            for name in schema.get("required") or ()}
+
+
 async def exercise_everything(host: MCPHost) -> None:
     """Scenarios that only want the client to use what the server offers: list it all, call
     each tool (with the calls of ``MCP_CONFORMANCE_CONTEXT.toolCalls`` when given), read each
@@ -120,7 +130,8 @@ async def exercise_everything(host: MCPHost) -> None:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     calls = context.get("toolCalls")
     if calls is None:
-        calls = [{"name": tool["name"], "arguments": {}} for tool in info["tools"]]
+        calls = [{"name": tool["name"], "arguments": sample_arguments(tool.get("inputSchema") or {})}
+                 for tool in info["tools"]]
     for entry in calls:
         await host.call_tool(f"{SERVER}.{entry['name']}", entry.get("arguments") or {})
     for resource in info["resources"]:
@@ -129,8 +140,16 @@ async def exercise_everything(host: MCPHost) -> None:
         await host.get_prompt(f"{SERVER}.{prompt['name']}")
 
 
+async def request_state(host: MCPHost) -> None:
+    """Call every multi-round-trip tool of the mock, all at once: each call's rounds are its
+    own (the mock keeps one state per tool, so a tool is not called twice at once)."""
+    await asyncio.gather(*(host.call_tool(f"{SERVER}.{name}", {}) for name in tool_names(host)))
+
+
 SCENARIOS: dict[str, Callable[[MCPHost], Awaitable[None]]] = {
     "initialize": initialize,
+    "request-metadata": initialize,
+    "sep-2322-client-request-state": request_state,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_client_defaults,
     "sse-retry": sse_retry,
@@ -146,16 +165,19 @@ async def run(url: str, scenario: str) -> None:
     action = SCENARIOS.get(scenario)
     if action is None:
         raise ScenarioFailed(f"scenario {scenario!r} is not handled by this client (OAuth and the rest)")
-    wire = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
-    if wire and wire not in LEGACY_WIRES:
-        raise ScenarioFailed(f"protocol version {wire} is not supported by mcphost (legacy wires only)")
-    config = {"mcpServers": {SERVER: {"type": "http", "url": url}}}
+    wire = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or DEFAULT_WIRE
+    # The era through the configuration, as an application would choose it.
+    protocol = "modern" if wire in MODERN_WIRES else "legacy"
+    config = {"mcpServers": {SERVER: {"type": "http", "url": url, "protocol": protocol}}}
     host = MCPHost(
         config,
         request_timeout=REQUEST_TIMEOUT,
         shutdown_timeout=2.0,
         retry=NO_RETRY,
         handle_signals=False,
+        # The scenarios' own calls are sent as given (http-custom-headers sends nulls a
+        # schema does not allow, to see them left out of the headers).
+        validate_arguments=False,
         client_info={"name": "mcphost-conformance", "version": "1.0.0"},
     )
     host.on_elicitation(elicitation_defaults)

@@ -21,10 +21,11 @@ Handler = Callable[[dict[str, Any]], Any]
 
 
 class MethodError(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.data = data
 
 
 class Script:
@@ -75,7 +76,10 @@ class Script:
                 if inspect.isawaitable(result):
                     result = await result
             except MethodError as exc:
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": exc.code, "message": exc.message}})
+                error = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    error["data"] = exc.data
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "error": error})
                 return
         else:
             self.send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})

@@ -6,15 +6,13 @@ with the server's URL, and grades what the mock saw into ``checks.json``. Each t
 the runner's exit code 0 and no ``FAILURE`` or ``WARNING`` check, and prints the failing
 checks when there are some.
 
-- 0.1.16 (npm ``latest``): the four client scenarios that need no OAuth.
-- 0.2.0-alpha.12, the client scenarios of ``--requirements 2025-11-25`` that need no OAuth:
-  the four scored ones and ``json-schema-2020-12-preservation`` (run by that requirement
-  set, not scored). ``--requirements`` cannot be narrowed (it refuses ``--scenario``), so
-  each is run alone with ``--scenario NAME --spec-version 2025-11-25``, which is what the
-  requirement run does for it (the same wire, forced). ``test_scenario_lists_are_current``
-  checks these lists against what each version's ``list`` prints. mcphost has no OAuth
-  client and does not speak the 2026-07-28 wire, so the ``auth/*`` scenarios and the
-  2026-07-28 set are not run.
+Every client scenario each suite version lists that needs no OAuth is run once per spec
+version it is tagged with (``--scenario NAME --spec-version V``): 0.1.16 (npm ``latest``)
+and 0.2.0-alpha.12, whose ``--spec-version 2026-07-28`` runs the stateless wire (the client
+then configures ``protocol: "modern"``). ``test_scenario_lists_are_current`` checks the runs
+against what each version's ``list --client`` prints. The runs go at once in a bounded pool
+(a session fixture); one test per run asserts its outcome. Not run: the ``auth/*`` scenarios
+(the OAuth client is another piece of work) and the skills extension (``sep-2640-*``).
 
 The suite needs Node >= 22 (the machine's Node 20 cannot run it): ``.ci/conformance-setup``
 installs the npm package ``node@22`` and both suite versions into a cache folder,
@@ -32,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,14 +46,35 @@ SUITE_JS = Path("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 
 V016 = "0.1.16"
 V020 = "0.2.0-alpha.12"
-#: 0.1.16's client scenarios that need no OAuth (everything else it lists is ``auth/*``).
-SCENARIOS_016 = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
-#: 0.2.0-alpha.12 ``list --client --requirements 2025-11-25``, less ``auth/*``: the scored
-#: scenarios, then the one run but not scored (added after the release).
-REQUIRED_2025_11_25 = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
-NOT_SCORED_2025_11_25 = ["json-schema-2020-12-preservation"]
-SCENARIOS_020 = REQUIRED_2025_11_25 + NOT_SCORED_2025_11_25
-REQUIREMENTS = "2025-11-25"
+#: Every client scenario of each suite version that needs no OAuth, once per spec version it
+#: is tagged with (``list --client``), as (scenario, spec version). 0.2.0's
+#: ``--spec-version`` also sets the wire (2026-07-28: the stateless era), which the client
+#: reads from ``MCP_CONFORMANCE_PROTOCOL_VERSION``; 0.1.16 only filters by it.
+RUNS: dict[str, list[tuple[str, str]]] = {
+    V016: [
+        ("initialize", "2025-06-18"), ("initialize", "2025-11-25"),
+        ("tools_call", "2025-06-18"), ("tools_call", "2025-11-25"),
+        ("elicitation-sep1034-client-defaults", "2025-11-25"),
+        ("sse-retry", "2025-11-25"),
+    ],
+    V020: [
+        ("initialize", "2025-06-18"), ("initialize", "2025-11-25"),
+        ("tools_call", "2025-06-18"), ("tools_call", "2025-11-25"), ("tools_call", "2026-07-28"),
+        ("elicitation-sep1034-client-defaults", "2025-11-25"),
+        ("sse-retry", "2025-11-25"),
+        ("request-metadata", "2026-07-28"),
+        ("sep-2322-client-request-state", "2026-07-28"),
+        ("http-standard-headers", "2026-07-28"),
+        ("http-custom-headers", "2026-07-28"),
+        ("http-invalid-tool-headers", "2026-07-28"),
+        ("json-schema-ref-no-deref", "2026-07-28"),
+        ("json-schema-2020-12-preservation", "2025-11-25"), ("json-schema-2020-12-preservation", "2026-07-28"),
+    ],
+}
+#: Listed, not run: the skills extension (SEP-2640), which mcphost does not implement.
+NOT_RUN = ("sep-2640-",)
+#: Runs at once: each is a Node runner and a Python client, mostly waiting on each other.
+POOL = 4
 
 SETUP_TIMEOUT = 900.0
 #: One scenario: the runner kills the client after 30 s; this bounds the runner itself.
@@ -163,59 +183,57 @@ def tail(text: str, lines: int = 40) -> str:
     return "\n".join(ANSI.sub("", text).rstrip().splitlines()[-lines:])
 
 
-def run_scenario(suite: Suite, version: str, scenario: str, out: Path, *extra: str) -> None:
-    args = ["client", "--command", client_command(), "--scenario", scenario, "-o", str(out), *extra]
-    proc = suite.run(version, *args)
+def run_scenario(suite: Suite, version: str, scenario: str, spec: str, out: Path) -> str | None:
+    """Run one scenario; ``None`` when it passed, else what failed."""
+    args = ["client", "--command", client_command(), "--scenario", scenario, "--spec-version", spec,
+            "-o", str(out)]
+    try:
+        proc = suite.run(version, *args)
+    except subprocess.TimeoutExpired:
+        return f"{scenario} ({version}, {spec}): the runner did not end within {RUN_TIMEOUT:.0f} s"
     results = sorted(out.rglob("checks.json"))
     runner = f"runner exit {proc.returncode}; its output:\n{tail(proc.stdout + proc.stderr)}"
-    assert len(results) == 1, f"{scenario}: expected one checks.json under {out}, found {results}\n{runner}"
+    if len(results) != 1:
+        return f"{scenario}: expected one checks.json under {out}, found {results}\n{runner}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())
     client_err = (results[0].parent / "stderr.txt").read_text().strip()
     bad = [c for c in checks if c.get("status") in ("FAILURE", "WARNING")]
     report = "\n".join(describe(c) for c in bad)
     if client_err:
         report += f"\n  client stderr: {tail(client_err, 10)}"
-    assert proc.returncode == 0 and not bad, f"{scenario} ({version}): failing checks:\n{report}\n{runner}"
-    assert any(c.get("status") == "SUCCESS" for c in checks), f"{scenario}: no check passed: {checks}\n{runner}"
+    if proc.returncode != 0 or bad:
+        return f"{scenario} ({version}, {spec}): failing checks:\n{report}\n{runner}"
+    if not any(c.get("status") == "SUCCESS" for c in checks):
+        return f"{scenario} ({version}, {spec}): no check passed: {checks}\n{runner}"
+    return None
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS_016)
-def test_conformance_0_1_16(suite: Suite, scenario: str, tmp_path: Path) -> None:
-    run_scenario(suite, V016, scenario, tmp_path)
+@pytest.fixture(scope="session")
+def outcomes(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], str | None]:
+    """Every run of :data:`RUNS`, at most :data:`POOL` at once (each run uses its own port)."""
+    root = tmp_path_factory.mktemp("conformance")
+    runs = [(version, scenario, spec) for version, listed in RUNS.items() for scenario, spec in listed]
+    with ThreadPoolExecutor(POOL) as pool:
+        futures = {run: pool.submit(run_scenario, suite, *run[:2], run[2], root / "-".join(run))
+                   for run in runs}
+        return {run: future.result() for run, future in futures.items()}
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS_020)
-def test_conformance_0_2_0_requirements_2025_11_25(suite: Suite, scenario: str, tmp_path: Path) -> None:
-    run_scenario(suite, V020, scenario, tmp_path, "--spec-version", REQUIREMENTS)
-
-
-def listed_scenarios(text: str, heading: str) -> list[str]:
-    """The ``  - name`` lines under ``heading`` (up to the next blank line), tags dropped."""
-    names: list[str] = []
-    lines = iter(text.splitlines())
-    for line in lines:
-        if line.strip().startswith(heading):
-            break
-    for line in lines:
-        if not line.strip():
-            break
-        match = re.match(r"\s*-\s+(\S+)", line)
-        if match:
-            names.append(match.group(1))
-    return names
+@pytest.mark.parametrize(("version", "scenario", "spec"),
+                         [(version, scenario, spec) for version, listed in RUNS.items() for scenario, spec in listed])
+def test_conformance(outcomes: dict[tuple[str, str, str], str | None], version: str, scenario: str,
+                     spec: str) -> None:
+    problem = outcomes[(version, scenario, spec)]
+    assert problem is None, problem
 
 
 def test_scenario_lists_are_current(suite: Suite) -> None:
-    """The scenarios run above are all the non-OAuth client scenarios each version has."""
-    listed = suite.run(V016, "list", "--client", timeout=60)
-    assert listed.returncode == 0, listed.stderr
-    names = listed_scenarios(listed.stdout, "Client scenarios")
-    assert names, listed.stdout
-    assert [n for n in names if not n.startswith("auth/")] == SCENARIOS_016, listed.stdout
-
-    listed = suite.run(V020, "list", "--client", "--requirements", REQUIREMENTS, timeout=60)
-    assert listed.returncode == 0, listed.stderr
-    required = listed_scenarios(listed.stdout, "Client scenarios")
-    assert [n for n in required if not n.startswith("auth/")] == REQUIRED_2025_11_25, listed.stdout
-    not_scored = re.findall(r"^\s+-\s+(\S+)\s+\[client\]", listed.stdout, re.MULTILINE)
-    assert [n for n in not_scored if not n.startswith("auth/")] == NOT_SCORED_2025_11_25, listed.stdout
+    """The runs above are every non-OAuth client scenario each version lists, once per tag."""
+    for version, runs in RUNS.items():
+        listed = suite.run(version, "list", "--client", timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        tagged = re.findall(r"^\s+-\s+(\S+)\s+\[([^\]]*)\]", listed.stdout, re.MULTILINE)
+        assert tagged, listed.stdout
+        expected = [(name, spec) for name, tags in tagged for spec in tags.split(",")
+                    if not name.startswith("auth/") and not name.startswith(NOT_RUN)]
+        assert sorted(expected) == sorted(runs), listed.stdout

@@ -127,6 +127,8 @@ def render_inspect(caps: dict[str, Any], *, width: int = 100, style: Style | Non
         # A server that never answered (disabled, failed at start) has neither: say nothing.
         if info.get("protocolVersion"):
             head += f"  protocol {clean(info['protocolVersion'])}"
+            if info.get("era"):
+                head += f" ({clean(info['era'])} era)"
         if server_info:
             head += "  (" + clean(f"{server_info.get('name', '?')} {server_info.get('version', '')}".strip()) + ")"
         started = (metrics or {}).get(name, {}).get("start_seconds")

@@ -4,10 +4,13 @@ Layer 3. A :class:`ClientSession` stands between the host and the
 :class:`~mcphost.rpc.peer.Peer`: every message to and from the server passes through it,
 and it owns what MCP adds to JSON-RPC:
 
-- the handshake (``initialize``, the negotiated version and capabilities, then
-  ``notifications/initialized``), through the sans-I/O :class:`~mcphost.protocol.legacy.Session`;
-  a later era (``server/discover``) is a second handshake object behind the same seam; and
-  its renewal when the transport loses its own session (:mod:`.renewal`), after which the
+- the era (``protocol``: ``legacy``, ``modern`` or ``auto``, see :mod:`.era`): the
+  modern era's ``server/discover`` (the sans-I/O :class:`~mcphost.protocol.modern.ModernSession`,
+  then :class:`~.era.ModernRules` adds ``_meta`` and headers to each request and runs the
+  multi-round-trip requests), or the handshake (``initialize``, the negotiated version and
+  capabilities, then ``notifications/initialized``), through the sans-I/O
+  :class:`~mcphost.protocol.legacy.Session`; either is ``handshake``, asked the same
+  questions; and the handshake's renewal when the transport loses its own session (:mod:`.renewal`), after which the
   owner is told (``on_renewed``) so that it re-applies what the old session was told;
 - progress: the token of a call is its request id, put in ``params._meta.progressToken``;
   ``notifications/progress`` reaches the call's callback (and restarts its clock when
@@ -38,17 +41,19 @@ import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import MCPHostError, ProtocolError, RpcError
 from ..protocol import jsonrpc
 from ..protocol.legacy import Session
-from ..protocol.versions import SUPPORTED_VERSIONS, Version
+from ..protocol.modern import DEFAULT_MAX_ROUNDS, ModernSession
+from ..protocol.versions import SUPPORTED_VERSIONS, Version, protocol_choice
 from ..rpc.calls import CallOptions
 from ..rpc.peer import TIMED_OUT, Call, Peer
 from ..rpc.taskset import TaskSet
 from ..transports.base import Gone, Transport
+from .era import PROBE_TIMEOUT, ModernRules, negotiate
 from .renewal import RenewalPolicy, SessionRenewal
 from .served_tasks import TASK_METHODS, ClientTasks
 
@@ -106,11 +111,25 @@ class ClientSession:
         on_timeout: Callable[[str], None] | None = None,
         scheduler: Scheduler | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+        protocol: str = "legacy",
+        probe_timeout: float = PROBE_TIMEOUT,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
     ) -> None:
         self.name = name
-        self.handshake = Session(
-            client_info=client_info, capabilities_for=capabilities_for, versions=versions
+        self.client_info = dict(client_info)
+        self.capabilities_for = capabilities_for
+        #: ``auto``, ``legacy`` or ``modern``, and the versions of each era it may speak.
+        self.mode, legacy_versions, self.modern_versions = protocol_choice(protocol)
+        if protocol == "legacy":
+            legacy_versions = versions
+        self.probe_timeout = probe_timeout
+        #: Rounds of one multi-round-trip request at most (modern era).
+        self.max_rounds = max_rounds
+        self.handshake: Session | ModernSession = Session(
+            client_info=client_info, capabilities_for=capabilities_for, versions=legacy_versions or versions
         )
+        #: The modern era's work on requests and results (``None``: the handshake era).
+        self.modern: ModernRules | None = None
         self.validate_messages = validate_messages
         self.on_request = on_request
         self.on_notification = on_notification
@@ -166,7 +185,18 @@ class ClientSession:
         """
         peer = self.peer
         peer.start()
+        if self.mode != "legacy":
+            found = ModernSession(client_info=self.client_info, capabilities_for=self.capabilities_for,
+                                  versions=self.modern_versions)
+            rules = ModernRules(self, found, self.max_rounds)
+            peer.prepare = rules.prepare  # the probe goes as a modern request does
+            if await negotiate(self, found, self.mode, self.probe_timeout):
+                self.handshake = found
+                self.modern = rules
+                return
+            peer.prepare = None
         handshake = self.handshake
+        assert isinstance(handshake, Session)
         params = handshake.initialize_params()
         # No timeout of its own: the start-up timeout bounds the handshake.
         result = await self.call("initialize", params, None, _NO_TIMEOUT)
@@ -205,6 +235,11 @@ class ClientSession:
     # -- what the negotiation decided -----------------------------------------------------
 
     @property
+    def era(self) -> str:
+        """``modern`` (2026-07-28, stateless) or ``legacy`` (the handshake)."""
+        return "modern" if self.modern is not None else "legacy"
+
+    @property
     def protocol_version(self) -> str | None:
         return self.handshake.protocol_version
 
@@ -231,6 +266,20 @@ class ClientSession:
 
     def has_capability(self, name: str, sub: str | None = None) -> bool:
         return self.handshake.has_capability(name, sub)
+
+    def listen(self, resources: Iterable[str]) -> bool:
+        """Modern era: (re)open the ``subscriptions/listen`` stream for ``resources`` and the
+        list changes (True; False: the handshake era, or nothing to listen to)."""
+        return self.modern is not None and self.modern.listener.listen(resources)
+
+    def log_level_in_meta(self, level: str) -> bool:
+        """Modern era: every later request carries ``level`` (``io.modelcontextprotocol/logLevel``)
+        and True; the handshake era: False (``logging/setLevel`` is the caller's to send)."""
+        handshake = self.handshake
+        if not isinstance(handshake, ModernSession):
+            return False
+        handshake.set_log_level(level)
+        return True
 
     def supports_completions(self) -> bool:
         return self.handshake.supports_completions()
@@ -284,7 +333,11 @@ class ClientSession:
             ServerError, TimeoutError, ServerUnavailableError, ProtocolError, UsageError.
         """
         peer = self.peer
-        return await peer.wait(peer.start_request(method, params, progress, options, owned))
+        modern = self.modern
+        if modern is None:
+            return await peer.wait(peer.start_request(method, params, progress, options, owned))
+        result = await peer.wait(peer.start_request(method, params, progress, options, owned))
+        return await modern.finish(method, result, (params, progress, options))
 
     def start(
         self,
@@ -296,11 +349,16 @@ class ClientSession:
     ) -> Call:
         """:meth:`call` in two steps, for a caller that wants the request's record (its id):
         send now, then ``await session.wait(call)``."""
-        return self.peer.start_request(method, params, progress, options, owned)
+        call = self.peer.start_request(method, params, progress, options, owned)
+        if self.modern is not None:
+            self.modern.started(call, params, progress, options)
+        return call
 
     def wait(self, call: Call) -> Coroutine[Any, Any, Any]:
         """The result of ``call`` (from :meth:`start`), to be awaited: its deadline bounds
         the whole wait; a cancelled caller gives the call up."""
+        if self.modern is not None:
+            return self.modern.wait(call)
         return self.peer.wait(call)
 
     async def request(
@@ -326,8 +384,14 @@ class ClientSession:
         self.peer.notify(method, params)
 
     def _on_abandoned(self, call: Call, reason: str) -> None:
-        # Spec: "The client MUST NOT cancel initialize."
-        if call.method != "initialize":
+        # Spec: "The client MUST NOT cancel initialize." Nor the probe: a legacy server has
+        # no session to hear it in yet.
+        modern = self.modern
+        if modern is not None:
+            modern.forget(call.rid)
+        # 2026-07-28 over HTTP: closing the request's stream (forget, below) is the cancellation.
+        if call.method not in ("initialize", "server/discover") and not (
+                modern is not None and self.peer.transport.request_streams):
             self.peer.notify("notifications/cancelled", {"requestId": call.rid, "reason": reason})
         self.peer.transport.forget(call.rid)  # its answer is not wanted (its stream is closed)
         if reason is TIMED_OUT and self.on_timeout is not None:
@@ -447,6 +511,12 @@ class ClientSession:
             )
             return
         peer.serve(rid, self._answer(method, params))
+
+    async def answer_input(self, method: str, params: dict[str, Any]) -> Any:
+        """The application's answer to a modern server's input request (``roots/list``,
+        ``sampling/createMessage``, ``elicitation/create``): the same handlers, limits and
+        checks as the legacy server's request of that method."""
+        return await self._answer(method, params)
 
     async def _answer(self, method: str, params: dict[str, Any]) -> Any:
         served = self.served

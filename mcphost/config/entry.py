@@ -16,6 +16,7 @@ from typing import Any
 
 from mcphost.policy import Backoff, RestartPolicy, RetryPolicy
 
+from ..protocol import versions
 from . import dotenv
 from .expand import Expander
 from .jsonpos import JSONPath
@@ -151,6 +152,10 @@ class EntryLoader(Expander):
         request_timeout = None
         if raw.get("requestTimeout") is not None:
             request_timeout = self.seconds(fp("requestTimeout"), raw["requestTimeout"], name)
+        protocol = raw.get("protocol")  # one of the schema's words or versions
+        if protocol is not None and kind in ("sse", "websocket") and _modern(protocol):
+            self.error(fp("protocol"), f'a "{kind}" server speaks the handshake era only: "auto", "legacy" '
+                       "or a version before 2026-07-28", server=name)
         shutdown_timeout = None
         if raw.get("shutdownTimeout") is not None:
             shutdown_timeout = self.seconds(fp("shutdownTimeout"), raw["shutdownTimeout"], name)
@@ -186,6 +191,7 @@ class EntryLoader(Expander):
             timeout=timeout,
             request_timeout=request_timeout,
             shutdown_timeout=shutdown_timeout,
+            protocol=protocol,
             dependencies=tuple(dependencies),
             enabled=enabled,
             limits=limits,
@@ -351,6 +357,10 @@ class EntryLoader(Expander):
 
 
 # The schema has checked the types and ranges of these: they cannot fail here.
+
+
+def _modern(protocol: str) -> bool:
+    return protocol == "modern" or versions.get(protocol).era == "modern"
 
 
 def _backoff(raw: Mapping[str, Any] | None) -> Backoff:

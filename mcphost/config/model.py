@@ -178,6 +178,9 @@ class ServerConfig:
         timeout: start-up timeout in seconds (spawn/connect plus ``initialize``).
         request_timeout: default per-request timeout in seconds, or ``None`` for the
             host's default.
+        protocol: the era it speaks: ``auto`` (probe with ``server/discover``, then the
+            handshake if need be), ``legacy``, ``modern``, or an exact version; ``None``:
+            ``auto`` for ``http``, ``legacy`` for the others (see :attr:`protocol_setting`).
         shutdown_timeout: seconds to wait at each step of the shutdown ladder, or ``None``
             for the host's default.
         dependencies: servers that must be started before this one.
@@ -212,6 +215,7 @@ class ServerConfig:
     timeout: float = DEFAULT_TIMEOUT
     request_timeout: float | None = None
     shutdown_timeout: float | None = None
+    protocol: str | None = None
     dependencies: tuple[str, ...] = ()
     enabled: bool = True
     limits: Limits | None = None
@@ -233,6 +237,14 @@ class ServerConfig:
             value = getattr(self, name)
             if not isinstance(value, FrozenDict):
                 object.__setattr__(self, name, FrozenDict(value.items()))
+
+    @property
+    def protocol_setting(self) -> str:
+        """``protocol``, or its default: ``auto`` for ``http``, ``legacy`` for the others
+        (an old stdio server may misbehave on a method it does not know)."""
+        if self.protocol is not None:
+            return self.protocol
+        return "auto" if self.type == "http" else "legacy"
 
     def __repr__(self) -> str:
         # A ServerConfig ends up in logs and tracebacks: env and header values are hidden

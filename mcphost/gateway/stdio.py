@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from .._json import dumps, loads
@@ -70,7 +71,8 @@ class PipeTransport(GoneOnce):
                 return
             self.received(data)
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         if self._closing and self._gone is not None:
             return
         write = self._write

@@ -19,6 +19,7 @@ import asyncio
 import collections
 import itertools
 import logging
+from collections.abc import Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -156,7 +157,8 @@ class HttpSession(BaseTransport):
     def set_receiver(self, receiver: Receiver) -> None:
         self._receiver = receiver
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         if self._closed:
             return
         self._stats["bytes_out"] += len(data)

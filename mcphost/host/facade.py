@@ -402,7 +402,8 @@ class MCPHost:
                 raise observe.refused(UsageError(
                     f"tool {route.name!r} does not support tasks (taskSupport is 'forbidden')", server=handle.name
                 ), "tools/call")
-            if task or route.task_support == "required":
+            # (A 2026-07-28 server makes tasks itself, and its session follows them.)
+            if task or (route.task_support == "required" and route.session.era == "legacy"):
                 tracked = await requests.call_as_task(self.handlers, handle, route.session, request, task, timeout)
                 return tracked if task else await tracked
             options = CallOptions.of(timeout, reset_timeout_on_progress, max_timeout)

@@ -141,6 +141,7 @@ class ServerHandle:
             "state": self._state.value,
             "serverInfo": s.server_info if s else None,
             "protocolVersion": s.protocol_version if s else None,
+            "era": s.era if s and s.protocol_version else None,
             "instructions": s.instructions if s else None,
             "capabilities": s.server_capabilities if s else {},
             "tools": (visible(self, self.tools) if visible else list(self.tools)) if offered else [],

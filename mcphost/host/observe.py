@@ -136,6 +136,9 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
                      "Average latency of the server's requests, in seconds.")
     success = Family("mcphost_server_success_ratio", "gauge",
                      "Share of the server's requests that got a result without isError.")
+    protocol = Family("mcphost_server_protocol_info", "gauge",
+                      "1, labelled with the MCP era (legacy: the initialize handshake; modern: 2026-07-28, "
+                      "stateless) and the protocol version the server speaks.")
     for name, handle in servers.items():
         labels = {"mcp_server": name}
         summary = handle.metrics.summary(handle.metrics_seconds())
@@ -149,13 +152,15 @@ def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
         restarts.add(handle.restarts, labels)
         session = handle.session
         in_flight.add(session.pending if session is not None else 0, labels)
+        if session is not None and session.protocol_version:
+            protocol.add(1, {**labels, "era": session.era, "version": session.protocol_version})
         stats = handle.transport.statistics() if handle.transport is not None else {}
         sent.add(stats.get("bytes_out", 0), labels)
         received.add(stats.get("bytes_in", 0), labels)
         noise.add(handle.transport.vitals().noise_lines if handle.transport is not None else 0, labels)
         for result, n in handle.cache_stats.items():
             cache.add(n, {**labels, "result": result})
-    return [up, state, restarts, in_flight, sent, received, noise, cache, requests, rate, latency, success]
+    return [up, state, restarts, in_flight, sent, received, noise, cache, requests, rate, latency, success, protocol]
 
 
 class Observability:

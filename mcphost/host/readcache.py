@@ -20,6 +20,11 @@ server answers with an error (not found, a JSON-RPC error, a malformed result) d
 entry of what it read (the orchestrator specification's "invalidation on error"); one the
 server could not answer (unavailable, timed out) keeps it for a later ``allow_stale`` read.
 Tool results are never cached.
+
+A 2026-07-28 server says how long each result may be kept (``ttlMs``; ``cacheScope`` is
+``public`` or ``private``, and this cache serves one user either way): an entry is fresh for
+the shorter of the two times, and a result without ``ttlMs``, with 0 or a negative value, or
+that took more than one round of input (``_meta["mcphost/rounds"]``) is not kept at all.
 """
 
 from __future__ import annotations
@@ -37,12 +42,14 @@ from ..errors import MCPHostError
 from ..policy import is_transient
 from .handle import ServerHandle
 
-__all__ = ["ReadCache", "STALE"]
+__all__ = ["ROUNDS", "ReadCache", "STALE"]
 
 logger = logging.getLogger("mcphost.host.cache")
 
 #: The ``_meta`` key that marks a result served from an expired entry.
 STALE = "mcphost/stale"
+#: The ``_meta`` key of a result that took input rounds (never cached).
+ROUNDS = "mcphost/rounds"
 
 
 class ReadCache:
@@ -118,6 +125,9 @@ class ReadCache:
                     # out) said nothing of the content: its entry stays for allow_stale.
                     logger.debug("%s: %s failed: its cache entry is dropped", handle.name, method)
             raise
+        session = handle.session if handle is not None else None
+        if session is not None and session.version.cache_hints:
+            ttl = _hinted(result, ttl)
         if key is not None and ttl > 0 and (use or allow_stale):
             data = dumps(result)
             self.cache.put(key, (data, self.clock()), ttl=ttl, size=len(data))
@@ -160,6 +170,18 @@ class ReadCache:
     def restarted(self, server: str) -> None:
         """``server`` starts anew: nothing it said before holds."""
         self.cache.invalidate_server(server)
+
+
+def _hinted(result: Any, ttl: float) -> float:
+    """``ttl`` bounded by the result's own ``ttlMs`` (2026-07-28: absent, 0 or negative means
+    stale at once, and so does a result of input rounds)."""
+    if type(result) is not dict:
+        return 0.0
+    meta = result.get("_meta")
+    hint = result.get("ttlMs")
+    if (type(meta) is dict and meta.get(ROUNDS)) or type(hint) is not int or hint <= 0:
+        return 0.0
+    return min(ttl, hint / 1000)
 
 
 def _canonical(params: dict[str, Any]) -> str:

@@ -88,7 +88,8 @@ async def set_log_level(handles: list[ServerHandle], level: str) -> None:
         session = handle.require_ready()
         if not session.has_capability("logging"):
             raise observe.refused(RoutingError("server does not declare the logging capability", server=handle.name))
-        await timed(handle, session.request("logging/setLevel", {"level": level}), "logging/setLevel")
+        if not session.log_level_in_meta(level):  # modern era: said in each request's _meta
+            await timed(handle, session.request("logging/setLevel", {"level": level}), "logging/setLevel")
         handle.log_level = level  # told again to a renewed session
 
 
@@ -97,7 +98,11 @@ async def subscription(router: Router, method: str, uri: str, server: str | None
     session = handle.require_ready()
     if not session.has_capability("resources", "subscribe"):
         raise observe.refused(RoutingError("server does not support resource subscriptions", server=handle.name))
-    await timed(handle, session.request(method, {"uri": uri}), method)
+    if session.era == "modern":  # one subscriptions/listen stream names them all
+        wanted = handle.subscriptions | {uri} if method == "resources/subscribe" else handle.subscriptions - {uri}
+        session.listen(wanted)
+    else:
+        await timed(handle, session.request(method, {"uri": uri}), method)
     if method == "resources/subscribe":  # subscribed again on a renewed session
         handle.subscriptions.add(uri)
     else:

@@ -385,6 +385,7 @@ class Supervisor:
             on_notification=on_notification,
             on_closed=lambda err: self._on_closed(handle, session, err),
             on_timeout=lambda method: self._on_timeout(handle, session, method),
+            protocol=handle.config.protocol_setting,
         )
         session.forward_progress = bool(handlers.progress)
         session.renewal_policy = self.renewal
@@ -394,6 +395,9 @@ class Supervisor:
         handle.timeouts = 0
         self.redactor.install()  # the server's own logger exists now
         await session.open()
+        # A modern server tells of changes on a subscriptions/listen stream: opened now, with
+        # the subscriptions the application has (a restarted server's stream names them again).
+        session.listen(handle.subscriptions)
         await self.registry.discover(handle, session)
 
     async def _fail(self, handle: ServerHandle, err: MCPHostError) -> None:

@@ -64,6 +64,7 @@ def client_capabilities(
         roots: the host answers ``roots/list`` (it always can; the list may be empty).
         sampling: the application registered a sampling handler.
         sampling_tools: that handler accepts ``tools``/``toolChoice`` (2025-11-25+).
+            (2026-07-28 shapes: ``roots`` without ``listChanged``, no core ``tasks``.)
         elicitation_form: an elicitation handler accepts form mode (2025-06-18+).
         elicitation_url: it accepts URL mode (2025-11-25+).
         task_requests: the host runs task-augmented sampling and elicitation requests as
@@ -76,10 +77,11 @@ def client_capabilities(
     row = _versions.get(version)
     caps: dict[str, Any] = {}
     if roots:
-        caps["roots"] = {"listChanged": True}
+        # 2026-07-28 dropped roots.listChanged (there is no session to tell).
+        caps["roots"] = {"listChanged": True} if row.roots_list_changed else {}
     if sampling:
         sampling_caps: dict[str, Any] = {}
-        if sampling_tools and row.tasks:
+        if sampling_tools and (row.tasks or row.stateless):
             sampling_caps["tools"] = {}
         caps["sampling"] = sampling_caps
     if (elicitation_form or elicitation_url) and row.elicitation:
@@ -101,6 +103,10 @@ def client_capabilities(
             requests["elicitation"] = {"create": {}}
         if requests:
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
+    if task_requests and row.task_extension:
+        # 2026-07-28: the host follows a task a server makes of any request (tasks/get,
+        # tasks/update with the application's answers, tasks/cancel).
+        caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
     if extra:
         caps.update(extra)
     return caps

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ..errors import UsageError
 from .deadlines import Cancellable
 
-__all__ = ["Call", "CallOptions", "PeerStats", "TimedCall"]
+__all__ = ["Call", "CallOptions", "PeerStats", "Prepare", "TimedCall"]
+
+#: What the protocol on top adds to every request (``Peer.prepare``): ``(method, params,
+#: owned) -> (params, transport headers)``; it may write into ``params`` only when ``owned``.
+Prepare = Callable[[str, dict[str, Any] | None, bool], tuple[dict[str, Any] | None, Sequence[tuple[str, str]]]]
 
 _INF: Final = math.inf
 

@@ -11,7 +11,7 @@ slow one never blocks another.
 It knows no method by name. What a protocol on top decides is given to it as callables:
 ``on_abandoned`` (a call was given up: the owner tells the other side, or not),
 ``tag_progress`` (where a request carries the token that progress notifications will
-name), ``result_check`` and ``plain_results`` (checks of results, with a fast path).
+name), ``prepare`` (what else a request carries), ``result_check`` and ``plain_results`` (checks of results, with a fast path).
 
 Nothing is left hanging:
 
@@ -47,7 +47,7 @@ from ..errors import (
 from ..protocol import jsonrpc
 from ..protocol.machine import PEER_TRANSITIONS, PeerState, move
 from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
-from .calls import Call, CallOptions, PeerStats, TimedCall
+from .calls import Call, CallOptions, PeerStats, Prepare, TimedCall
 from .deadlines import Deadlines, Scheduler
 
 __all__ = ["TIMED_OUT", "Call", "CallOptions", "Peer", "PeerStats", "TimedCall"]
@@ -86,6 +86,7 @@ class Peer:
         self.on_closed = on_closed
         self.on_abandoned = on_abandoned
         self.tag_progress = tag_progress
+        self.prepare: Prepare | None = None  # what else every request carries (see Prepare)
         #: Checks a result before the caller gets it: ``(method, result, augmented)``,
         #: raising ``ProtocolError``; ``None``: nothing is checked.
         self.result_check: Callable[[str, Any, bool], None] | None = None
@@ -225,6 +226,7 @@ class Peer:
             progress = call.progress
         if progress is not None and self.tag_progress is not None:
             params = self.tag_progress(params, rid, owned)
+        params, headers = (params, ()) if (prepare := self.prepare) is None else prepare(method, params, owned)
         if params is None:
             msg = {"jsonrpc": "2.0", "id": rid, "method": method}
         else:
@@ -246,7 +248,7 @@ class Peer:
             self.progress_calls[rid] = call
         # Alone in flight (a sequential caller): written at once. Otherwise the transport
         # gathers this loop turn's requests into one write.
-        self.transport.send(data, REQUEST, method, len(pending) == 1)
+        self.transport.send(data, REQUEST, method, len(pending) == 1, headers)
         self.stats.requests += 1
         if options is None:
             self.deadlines.watch_default(call)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from .._json import loads
@@ -176,6 +176,9 @@ class Transport(Protocol):
     #: The sender should ``await drain()`` before sending more (an attribute: it is read
     #: once per request).
     needs_drain: bool
+    #: Each request has a response stream of its own (Streamable HTTP): ``forget`` closes it,
+    #: which is how the stateless era cancels a request (no notification is sent).
+    request_streams: bool
 
     async def start(self) -> None:
         """Connect (spawn the process, open the socket). If it cannot: a ``TransportError``
@@ -186,10 +189,12 @@ class Transport(Protocol):
     def set_receiver(self, receiver: Receiver) -> None:
         """Where messages go from now on (any read earlier are handed over at once)."""
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         """Queue one encoded message. Messages queued in one event-loop turn may go out
         together; ``now=True`` asks for this one (and any queued before it) to go at once.
-        Never raises once the peer is gone: the receiver hears ``on_gone`` instead."""
+        ``headers``: what the protocol above asks to be said beside this message where the
+        binding has headers (HTTP); other transports ignore them. Never raises once the peer is gone: the receiver hears ``on_gone`` instead."""
 
     async def drain(self) -> None:
         """Wait until what was sent is handed to the operating system (bounded buffers)."""
@@ -245,6 +250,7 @@ class BaseTransport:
     of their own, a wire trace or a process."""
 
     trace: WireTrace | None = None
+    request_streams: bool = False
 
     def vitals(self) -> Vitals:
         return Vitals()  # no local process, no noise

@@ -23,6 +23,7 @@ message's method:
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
 - a request given up (``forget(request_id)``) closes its response stream;
+- the headers a message is sent with (``send(..., headers)``) go on its POST;
 - ``aclose()`` DELETEs the session (bounded; 405 is fine) and closes every connection.
 
 Failures a caller sees at once: an HTTP error status (a JSON-RPC error response for the
@@ -36,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from ..wire.http11 import Response
@@ -74,8 +75,9 @@ class _Post(PostExchange):
 
     transport: StreamableHttpTransport
 
-    def __init__(self, transport: StreamableHttpTransport, data: bytes, kind: int, method: str | None) -> None:
-        super().__init__(transport, data, kind, method)
+    def __init__(self, transport: StreamableHttpTransport, data: bytes, kind: int, method: str | None,
+                 headers: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(transport, data, kind, method, headers)
         self.mode = _NONE
         self.body = bytearray()
         self.stream: SseStream | None = None
@@ -90,7 +92,8 @@ class _Post(PostExchange):
 
     def request(self) -> bytes:
         transport = self.transport
-        return transport.post_request(self.target(), self.data, (self.sent_session, transport.session.protocol_version))
+        return transport.post_request(self.target(), self.data, (self.sent_session, transport.session.protocol_version),
+                                      self.headers)
 
     def on_success(self, response: Response) -> None:
         transport = self.transport
@@ -125,10 +128,8 @@ class _Post(PostExchange):
             self.finish()
             self.abort()
             transport.session_expired(self)
-        elif (response.status in (400, 404, 405) and self is transport.first
-              and transport.refused_first(self, response)):
-            self.finish()
-            self.abort()
+        elif response.status in (400, 404, 405) and self is transport.first:
+            self.probing = True  # the body decides (RemoteTransport.http_failed)
 
     def on_end(self) -> None:
         body = self.error_body
@@ -218,6 +219,8 @@ class StreamableHttpTransport(RemoteTransport):
         ssl_context: for ``https``; ``ssl.create_default_context()`` when not given.
     """
 
+    request_streams = True
+
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
                  resume_attempts: int = DEFAULT_RESUME_ATTEMPTS, stream: bool = True, **options: Any) -> None:
         super().__init__(name, url, headers=headers, **options)
@@ -227,7 +230,8 @@ class StreamableHttpTransport(RemoteTransport):
         self.session = HttpSession(name)
         #: Requests sent whose outcome is not known yet, by id.
         self.requests: dict[Any, _Post] = {}
-        #: The first message sent (the spec's probe of a legacy server looks at its answer).
+        #: The first message sent without headers of its own (the spec's probe of a legacy
+        #: server looks at its answer; HTTP+SSE predates the per-message headers).
         self.first: _Post | None = None
         #: The standalone GET stream (while it is open or being opened).
         self.standalone: GetStream | None = None
@@ -247,14 +251,15 @@ class StreamableHttpTransport(RemoteTransport):
 
     # -- sending ----------------------------------------------------------------------------
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         if not self.live:
             return
         self.messages_out += 1
         if self.trace.enabled():
             self.trace.messages(True, [data])
-        post = _Post(self, data, kind, method)
-        if self.first is None:
+        post = _Post(self, data, kind, method, headers)
+        if self.first is None and not headers:  # (a message with headers of its own is no handshake)
             self.first = post
         rid = post.rid
         if rid is not None and type(rid) in (int, str):
@@ -354,11 +359,6 @@ class StreamableHttpTransport(RemoteTransport):
                 "get_stream": ("retrying" if self.stream_retry.given_up else "open" if self.standalone is not None
                                else "none")}
 
-    def refused_first(self, post: _Post, response: Response) -> bool:
-        """The first message sent got 400, 404 or 405: true if a subclass takes it from here
-        (the spec's probe for a legacy server, :mod:`.http_auto`)."""
-        return False
-
     # -- a lost session ---------------------------------------------------------------------
 
     def watch_session(self, listener: SessionListener | None) -> None:
@@ -417,7 +417,7 @@ class StreamableHttpTransport(RemoteTransport):
             self._open_standalone()
 
     def _resend(self, post: _Post) -> None:
-        again = _Post(self, post.data, post.kind, post.rpc_method)
+        again = _Post(self, post.data, post.kind, post.rpc_method, post.headers)
         if again.rid is not None and type(again.rid) in (int, str):
             self.requests[again.rid] = again
         self.pool.submit(again)

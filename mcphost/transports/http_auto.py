@@ -9,8 +9,9 @@ Layer 2, over :mod:`.http` and :mod:`.sse`. The spec's "Backwards Compatibility"
    over it.
 
 :class:`HttpTransport` does that without reading a message: the *first message sent*
-(whatever it is; the client session's first is its ``InitializeRequest``) is the probe. If
-its POST gets 400, 404 or 405, that message is sent again over the legacy transport, and
+(whatever it is; the client session's first is its ``InitializeRequest``, or the modern
+era's probe) is the probe. If its POST gets 400, 404 or 405 with a body that is not the
+server's JSON-RPC error for it, that message is sent again over the legacy transport, and
 every message after it too; the session above sees one request and one answer. A URL that
 serves neither fails the start with both answers ("HTTP 404 Not Found to initialize, and
 no legacy HTTP+SSE endpoint at this URL either: GET 127.0.0.1:8080: HTTP 404 Not Found").
@@ -21,10 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MCPHostError
-from ..wire.http11 import Response
 from .base import REQUEST, Gone
 from .http import StreamableHttpTransport
 from .remote import PostExchange
@@ -49,7 +50,7 @@ class HttpTransport(StreamableHttpTransport):
         #: The legacy transport, once the server turned out to speak only that.
         self.legacy: SseTransport | None = None
         self._switch: asyncio.Task[None] | None = None
-        self._waiting: list[tuple[bytes, int, str | None, bool]] = []
+        self._waiting: list[tuple[bytes, int, str | None, bool, Sequence[tuple[str, str]]]] = []
         self._own_drain = False
 
     # ``needs_drain`` is the legacy transport's once it carries the session.
@@ -62,10 +63,10 @@ class HttpTransport(StreamableHttpTransport):
     def needs_drain(self, value: bool) -> None:
         self._own_drain = value
 
-    def refused_first(self, post: PostExchange, response: Response) -> bool:
+    def refused_first(self, post: PostExchange) -> bool:
         if not self.legacy_fallback or self.legacy is not None or self._switch is not None or not self.live:
             return False
-        status = f"HTTP {response.status} {response.reason}".rstrip()
+        status = f"HTTP {post.status} {post.reason}".rstrip()
         logger.info("%s: %s to the first message; trying the legacy HTTP+SSE transport at the same URL",
                     self.name, status)
         self._switch = asyncio.get_running_loop().create_task(self._fall_back(post, status))
@@ -82,8 +83,8 @@ class HttpTransport(StreamableHttpTransport):
             what = post.rpc_method or "the first message"
             self.fail_request(post.rid, f"{status} to {what}, and no legacy HTTP+SSE endpoint at this URL "
                                         f"either: {exc.message}", status=post.status or None)
-            for data, kind, method, now in waiting:  # sent as they would have been
-                super().send(data, kind, method, now)
+            for data, kind, method, now, headers in waiting:  # sent as they would have been
+                super().send(data, kind, method, now, headers)
             return
         except asyncio.CancelledError:
             await legacy.aclose(0)
@@ -98,19 +99,20 @@ class HttpTransport(StreamableHttpTransport):
             legacy.set_receiver(self._receiver)
         legacy.send(post.data, post.kind, post.rpc_method)
         waiting, self._waiting = self._waiting, []
-        for data, kind, method, now in waiting:
-            legacy.send(data, kind, method, now)
+        for data, kind, method, now, headers in waiting:
+            legacy.send(data, kind, method, now, headers)
 
     # -- the contract, handed to the legacy transport once it carries the session -----------
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         legacy = self.legacy
         if legacy is not None:
-            legacy.send(data, kind, method, now)
+            legacy.send(data, kind, method, now, headers)
         elif self._switch is not None and not self._switch.done():
-            self._waiting.append((data, kind, method, now))
+            self._waiting.append((data, kind, method, now, headers))
         else:
-            super().send(data, kind, method, now)
+            super().send(data, kind, method, now, headers)
 
     def negotiated(self, version: str) -> None:
         if self.legacy is None:  # the legacy transport has no version header, no GET stream

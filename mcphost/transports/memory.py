@@ -13,6 +13,7 @@ written in Python in the same process, and by applications that embed a server.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from .._json import loads
@@ -48,7 +49,8 @@ class MemoryTransport(BaseTransport):
             self._gone_told = True
             receiver.on_gone(self._gone)
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         peer = self.peer
         if self._closed or peer is None or peer._closed:
             return

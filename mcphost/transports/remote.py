@@ -23,7 +23,7 @@ import logging
 import re
 import ssl
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -45,7 +45,7 @@ from .proxy import Proxy
 from .throttle import Throttle
 from .trace import WireTrace
 
-__all__ = ["PostExchange", "RemoteTransport", "request_id"]
+__all__ = ["PostExchange", "RemoteTransport", "answers", "request_id"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
@@ -71,6 +71,17 @@ def request_id(data: bytes) -> Any:
     except ValueError:
         return None
     return msg.get("id") if isinstance(msg, dict) else None
+
+
+def answers(body: bytes, rid: Any) -> bool:
+    """Is ``body`` (of an HTTP error) a JSON-RPC error response to the request ``rid``?"""
+    if rid is None or not body.strip():
+        return False
+    try:
+        decoded = loads(body)
+    except ValueError:
+        return False
+    return isinstance(decoded, dict) and isinstance(decoded.get("error"), dict) and decoded.get("id") == rid
 
 
 def _status(response_status: int, reason: str) -> str:
@@ -188,9 +199,18 @@ class RemoteTransport(GoneOnce):
         Streamable HTTP)."""
         return self.merged([*self.base_headers(), ("Content-Type", "application/json")])
 
-    def post_request(self, target: str, data: bytes, state: Any = None) -> bytes:
+    def post_request(self, target: str, data: bytes, state: Any = None,
+                     extra: Sequence[tuple[str, str]] = ()) -> bytes:
         """The bytes of a POST of ``data``. The head is built and checked once per target
-        and ``state``, then only the length changes."""
+        and ``state``, then only the length changes; ``extra`` headers of this message
+        alone (before the configuration's) make a head of its own."""
+        if extra:
+            ours = self.post_headers(state)
+            names = self._header_names
+            head = build_request("POST", target, [*ours[:len(ours) - len(self.headers)],
+                                                  *((k, v) for k, v in extra if k.lower() not in names),
+                                                  *self.headers])
+            return b"%sContent-Length: %d\r\n\r\n%s" % (head[:-2], len(data), data)
         key = (target, state)
         cached = self._post_head
         if cached is None or cached[0] != key:
@@ -273,11 +293,11 @@ class RemoteTransport(GoneOnce):
         if self.live and receiver is not None:
             receiver.on_undeliverable(rid, reason)
 
-    def note(self, line: str) -> None:
-        """A diagnostic line for ``tail()`` (and the log)."""
+    def note(self, line: str, quiet: bool = False) -> None:
+        """A diagnostic line for ``tail()`` (and the log: INFO when ``quiet``, else WARNING)."""
         self._tail.append(line)
         if self.live:
-            logger.warning("%s: %s", self.name, line)
+            logger.log(logging.INFO if quiet else logging.WARNING, "%s: %s", self.name, line)
 
     def gone(self, reason: str) -> None:
         """The server is gone: tell the receiver once, drop every connection."""
@@ -295,9 +315,22 @@ class RemoteTransport(GoneOnce):
         """Drop the connections (subclasses also stop their timers)."""
         self.pool.close_now()
 
+    def refused_first(self, post: PostExchange) -> bool:
+        """The first message sent got 400, 404 or 405 (``post.status``) with a body that is
+        not the server's JSON-RPC answer to it: true if a subclass takes it from here (the
+        spec's probe for a legacy server, :mod:`.http_auto`)."""
+        return False
+
     def http_failed(self, exchange: PostExchange, body: bytes) -> None:
         """A POST was answered with an HTTP error (``exchange.status`` >= 300)."""
-        self.http_errors += 1
+        if exchange.probing and not answers(body, exchange.rid) and self.refused_first(exchange):
+            return
+        # A refusal of a message sent with headers of its own (the stateless era's) is the
+        # caller's to judge, neither logged as a warning nor counted as an HTTP error: the
+        # probe's "not this era", a method the server does not serve.
+        quiet = bool(exchange.headers) and exchange.status in (400, 404, 405)
+        if not quiet:
+            self.http_errors += 1
         status = _status(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
         rid = exchange.rid
@@ -313,7 +346,7 @@ class RemoteTransport(GoneOnce):
             if isinstance(error, dict):
                 if rid is not None and decoded.get("id") == rid and exchange.kind == REQUEST and self.live:
                     # The server's own JSON-RPC error for this request: delivered as it is.
-                    self.note(f"{status} for {what}: {clip(str(error.get('message')))}")
+                    self.note(f"{status} for {what}: {clip(str(error.get('message')))}", quiet)
                     self.deliver([decoded])
                     return
                 if isinstance(error.get("message"), str):
@@ -321,7 +354,7 @@ class RemoteTransport(GoneOnce):
         if exchange.status == 401:
             detail = (detail + "; " if detail else "") + "the server wants authorization (set its headers)"
         message = f"{status}: {detail}" if detail else status
-        self.note(f"{message} (POST {what})")
+        self.note(f"{message} (POST {what})", quiet)
         if exchange.kind == REQUEST:
             self.fail_request(rid, message, status=exchange.status, what=exchange.rpc_method)
 
@@ -353,11 +386,18 @@ class PostExchange(Exchange):
 
     method = "POST"
 
-    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None) -> None:
+    #: Refused (400, 404, 405) as the first message: whether the legacy fallback is tried
+    #: is decided once the body says if it is the server's JSON-RPC answer.
+    probing = False
+
+    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None,
+                 headers: Sequence[tuple[str, str]] = ()) -> None:
         self.transport = transport
         self.data = data
         self.kind = kind
         self.rpc_method = rpc_method
+        #: The headers the protocol above asked for, beside the transport's own.
+        self.headers = headers
         # A response or a notification never waits for a connection: the server may be
         # holding a stream open until it has the answer.
         self.urgent = kind != REQUEST

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import TransportError
@@ -155,7 +156,8 @@ class SseTransport(RemoteTransport):
         else:
             self.gone(why)
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         if not self.live or self.failure is not None:
             return
         self.messages_out += 1

@@ -25,7 +25,7 @@ import logging
 import ssl
 import urllib.parse
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -256,7 +256,8 @@ class WebSocketTransport(GoneOnce):
             return
         self._write(ws.pong(payload))
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         if self._gone is not None or self._closing:
             return
         if self.trace.enabled():

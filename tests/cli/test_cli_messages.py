@@ -57,7 +57,8 @@ async def test_a_401_body_is_said_once_and_not_called_stderr(tmp_path: Path) -> 
     assert "stderr" not in err
     assert all(line.startswith("mcphost: ") for line in err.splitlines()), err
     # The HTTP status as the transport said it (a TransportError), not a made-up JSON-RPC error.
-    assert errors(err)[0].startswith("mcphost: error: auth: initialize: HTTP 401 Unauthorized")
+    # (The first request of an http server is the server/discover probe: protocol "auto".)
+    assert errors(err)[0].startswith("mcphost: error: auth: server/discover: HTTP 401 Unauthorized")
 
 
 async def _until(stream: asyncio.StreamReader, needle: str, seen: list[str]) -> None:

@@ -22,7 +22,7 @@ def test_inspect_shows_the_healthy_servers_and_why_the_others_failed(tmp_path: P
     done = run_cli("inspect", str(_mixed(tmp_path)))
     assert done.returncode == 3, done.stderr
     out = done.stdout
-    assert "== good  [ready]  protocol 2025-11-25  (fake-mcp 1.0.0)" in out and "good.echo(text?: string)" in out
+    assert "== good  [ready]  protocol 2025-11-25 (legacy era)  (fake-mcp 1.0.0)" in out and "good.echo(text?: string)" in out
     assert "== broken  [failed]\n  error: server exited during start-up with code 1 (stderr: Error: API key is required)" in out
     assert "== needs  [failed]\n  error: mcp.json:1: mcpServers.needs.env.KEY: environment variable " \
            "MCPHOST_TEST_NEVER_SET is not set" in out

@@ -214,6 +214,8 @@ async def test_per_server_rates_and_average_latency() -> None:
     assert samples[("mcphost_server_success_ratio", "a")] == 0.5
     assert samples[("mcphost_server_request_latency_average_seconds", "a")] > 0
     assert ("mcphost_server_success_ratio", "b") not in samples  # no request yet: no ratio
+    protocol = {s["mcp_server"]: (s["era"], s["version"]) for _, s, v in families["mcphost_server_protocol_info"]["samples"]}
+    assert protocol["a"] == ("legacy", "2025-11-25")
 
 
 async def test_nothing_is_kept_per_finished_call_and_tool_metrics_are_small() -> None:

@@ -90,7 +90,9 @@ class Peer:
         return f"http://127.0.0.1:{self.port}{self.spec.path}"
 
     def config(self) -> dict[str, Any]:
-        return {"mcpServers": {SERVER: {"type": self.spec.type, "url": self.url}}}
+        # The handshake era: these peers' sampling and elicitation are server-to-client
+        # requests, which the 2026-07-28 era (test_modern_peer.py) does not have.
+        return {"mcpServers": {SERVER: {"type": self.spec.type, "url": self.url, "protocol": "legacy"}}}
 
 
 # -- the peer processes ---------------------------------------------------------------------

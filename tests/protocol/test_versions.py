@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from mcphost.protocol import legacy, messages, versions
 
 
@@ -29,7 +31,7 @@ def test_features_follow_the_spec_history() -> None:
 
 
 def test_unknown_version_has_no_feature() -> None:
-    for name in (None, "1999-01-01", "2026-07-28"):
+    for name in (None, "1999-01-01", "2026-07-29"):
         v = versions.get(name)
         assert not (v.batches or v.tasks or v.elicitation or v.structured_content)
         assert not versions.is_supported(name)
@@ -46,3 +48,30 @@ def test_fake_server_speaks_the_same_versions() -> None:
             ):
                 found.update(ast.literal_eval(node.value))
     assert found == set(versions.SUPPORTED_VERSIONS)
+
+
+def test_eras() -> None:
+    assert versions.MODERN_VERSIONS == ("2026-07-28",) == (versions.LATEST_MODERN_VERSION,)
+    assert versions.ALL_VERSIONS == versions.MODERN_VERSIONS + versions.SUPPORTED_VERSIONS
+    assert all(versions.get(v).era == "legacy" and not versions.get(v).stateless for v in versions.SUPPORTED_VERSIONS)
+    modern = versions.get("2026-07-28")
+    assert modern.modern and modern.stateless and modern.input_requests and modern.listen
+    assert modern.request_headers and modern.cache_hints and modern.task_extension
+    assert not (modern.tasks or modern.batches or modern.roots_list_changed)
+    assert versions.is_supported("2026-07-28")
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("auto", ("auto", versions.SUPPORTED_VERSIONS, ("2026-07-28",))),
+    ("legacy", ("legacy", versions.SUPPORTED_VERSIONS, ())),
+    ("modern", ("modern", (), ("2026-07-28",))),
+    ("2025-06-18", ("legacy", ("2025-06-18",), ())),
+    ("2026-07-28", ("modern", (), ("2026-07-28",))),
+])
+def test_protocol_choice(setting: str, expected: tuple[str, tuple[str, ...], tuple[str, ...]]) -> None:
+    assert versions.protocol_choice(setting) == expected
+
+
+def test_protocol_choice_refuses_what_it_does_not_know() -> None:
+    with pytest.raises(ValueError, match="auto, legacy, modern or a protocol version"):
+        versions.protocol_choice("2027-01-01")

@@ -66,8 +66,23 @@ async def test_calls_in_both_answer_forms(mode: str) -> None:
         assert stats["state"] == "ready"
 
 
-async def test_session_and_version_headers_and_delete() -> None:
+async def test_auto_probes_with_server_discover_then_speaks_the_handshake_era() -> None:
+    # A legacy server refuses the probe (no session yet: HTTP 404 without the JSON-RPC
+    # answer): the handshake goes on over Streamable HTTP, never over HTTP+SSE.
     async with serving() as (server, host):
+        probe, initialize, *_ = server.requests("POST")
+        assert json.loads(probe.body)["method"] == "server/discover"
+        assert probe.headers["mcp-protocol-version"] == "2026-07-28"
+        assert probe.headers["mcp-method"] == "server/discover"
+        assert json.loads(initialize.body)["method"] == "initialize"
+        assert host.get_tools()["r"]["era"] == "legacy"
+        assert host.get_tools()["r"]["protocolVersion"] == "2025-11-25"
+        assert all("mcp-session-id" in r.headers for r in server.requests("GET"))
+        assert host.get_metrics()["r"]["transport"]["http_errors"] == 0  # the probe is no error
+
+
+async def test_session_and_version_headers_and_delete() -> None:
+    async with serving(entry={"protocol": "legacy"}) as (server, host):
         await host.call_tool("r.echo", {})
         initialize, *later = server.requests("POST")
         assert "mcp-session-id" not in initialize.headers
@@ -420,7 +435,7 @@ async def test_calls_waiting_for_a_connection_during_a_renewal_go_on_the_new_ses
     from mcphost.transports.http_auto import HttpTransport
 
     async with RemoteServer(get_stream=False) as server:
-        host = MCPHost(config(server.url), retry=NO_RETRY,
+        host = MCPHost(config(server.url, protocol="legacy"), retry=NO_RETRY,
                        transport_factory=lambda cfg: HttpTransport(cfg.name, cfg.url, max_connections=2))
         async with host:
             await host.call_tool("r.echo", {})

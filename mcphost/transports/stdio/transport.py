@@ -297,7 +297,8 @@ class StdioTransport(GoneOnce):
 
     # -- sending ----------------------------------------------------------------------------
 
-    def send(self, data: bytes, kind: int = 1, method: str | None = None, now: bool = False) -> None:
+    def send(self, data: bytes, kind: int = 1, method: str | None = None, now: bool = False,
+             headers: Sequence[tuple[str, str]] = ()) -> None:
         """Queue one message; ``now`` writes it (and anything queued) at once."""
         self._wbuf.append(data)
         self._wbuf_bytes += len(data) + 1
