@@ -416,11 +416,15 @@ class StreamableHttpTransport(RemoteTransport):
             self.stream_retry.failures = 0
             self._open_standalone()
 
-    def _resend(self, post: _Post) -> None:
+    def _resend(self, post: _Post) -> _Post:
         again = _Post(self, post.data, post.kind, post.rpc_method, post.headers)
         if again.rid is not None and type(again.rid) in (int, str):
             self.requests[again.rid] = again
         self.pool.submit(again)
+        return again
+
+    def resend(self, exchange: PostExchange) -> PostExchange | None:
+        return self._resend(exchange) if isinstance(exchange, _Post) and not exchange.cancelled else None
 
     # -- resuming ---------------------------------------------------------------------------
 
