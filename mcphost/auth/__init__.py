@@ -1,7 +1,11 @@
 """OAuth 2.1 for remote servers, the sans-I/O part (layer 1): clock and randomness are given.
 
-Modules: ``store`` (what a login leaves: ``Credentials``, ``Tokens``, ``ClientInfo``; the
-``TokenStore`` interface and its in-memory default).
+Modules: ``challenge`` (``WWW-Authenticate`` read), ``discovery`` (where the protected
+resource and authorization server metadata are, and their checks), ``flow`` (PKCE, state,
+the authorization URL, the callback, token and registration requests and answers, scopes),
+``errors`` (``OAuthError``), ``store`` (what a login leaves: ``Credentials``, ``Tokens``,
+``ClientInfo``; the ``TokenStore`` interface and its in-memory default). The network part is
+``mcphost.transports.oauth``.
 """
 
 from .store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore

@@ -155,14 +155,15 @@ def _issuer_equal(a: str, b: str) -> bool:
     return a == b or a.rstrip("/") == b.rstrip("/")
 
 
-def read_as_metadata(doc: Any, issuer: str) -> AuthServer:
-    """The metadata document ``doc`` found for ``issuer``, checked."""
+def read_as_metadata(doc: Any, issuer: str | None) -> AuthServer:
+    """The metadata document ``doc`` found for ``issuer``, checked (``None``: 2025-03-26's
+    metadata at the MCP server's root, whose issuer nothing named before)."""
     if not isinstance(doc, Mapping):
         raise OAuthError("the authorization server metadata is not a JSON object")
     given = doc.get("issuer")
     if not isinstance(given, str):
         raise OAuthError("the authorization server metadata has no issuer")
-    if not _issuer_equal(given, issuer):
+    if issuer is not None and not _issuer_equal(given, issuer):
         # RFC 8414 §3.3: the issuer must be the one the metadata was looked up by.
         raise OAuthError(f"the authorization server metadata is for another issuer ({given[:200]!r})")
     methods = _strings(doc, "code_challenge_methods_supported")

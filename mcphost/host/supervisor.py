@@ -46,9 +46,9 @@ from .secrets import Redactor
 from .signals import SigtermShutdown
 
 if TYPE_CHECKING:
-    from ..transports.oauth import AuthHooks
     from ..config import ServerConfig
     from ..transports.base import Transport
+    from ..transports.oauth import AuthHooks
 
 __all__ = ["Supervisor"]
 

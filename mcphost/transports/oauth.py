@@ -52,7 +52,7 @@ from ..auth.flow import (
     registration_request,
     token_request,
 )
-from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, TokenStore, Tokens
+from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 from ..version import __version__
 from ..wire.http11 import Response, build_request
 from .httpconn import ConnectionPool, Exchange, describe, parse_url
@@ -259,6 +259,8 @@ class OAuthAuthorizer(Authorizer):
         self._lock = asyncio.Lock()
         self._refreshing: asyncio.Task[None] | None = None
         self._loaded = False
+        #: The authorization server of the last flow (refreshes go to it).
+        self._server: AuthServer | None = None
         if client_secret:
             self.secret(client_secret)
 
@@ -349,7 +351,9 @@ class OAuthAuthorizer(Authorizer):
         credentials = self.credentials
         if credentials is None or credentials.tokens is None or credentials.tokens.refresh_token is None:
             raise OAuthError("no refresh token")
-        server = await self._discover_issuer(credentials.issuer)
+        server = self._server
+        if server is None or server.issuer != credentials.issuer:
+            server = await self._discover_issuer(credentials.issuer)
         client = credentials.client or ClientInfo(self.client_id or "")
         grant = {"grant_type": "refresh_token", "refresh_token": credentials.tokens.refresh_token}
         tokens = await self._token(server, client, grant, None, credentials.tokens.refresh_token)
@@ -357,6 +361,7 @@ class OAuthAuthorizer(Authorizer):
 
     async def _flow(self, challenge: Challenge | None, step_up: bool) -> None:
         resource, server = await self._discover(challenge)
+        self._server = server
         client = await self._client(server, resource)
         challenged = challenge.scope if challenge is not None else None
         if step_up and challenged:
@@ -424,19 +429,15 @@ class OAuthAuthorizer(Authorizer):
                 break
         if resource is None:
             # 2025-03-26: the authorization server is the MCP server's origin.
-            origin = default_auth_server(self.server_url).issuer
-            try:
-                return None, await self._discover_issuer(origin)
-            except OAuthError:
-                return None, default_auth_server(self.server_url)
+            return None, await self._discover_issuer(default_auth_server(self.server_url).issuer, legacy=True)
         return resource, await self._discover_issuer(resource.authorization_servers[0])
 
-    async def _discover_issuer(self, issuer: str) -> AuthServer:
+    async def _discover_issuer(self, issuer: str, legacy: bool = False) -> AuthServer:
         for url in as_metadata_urls(issuer):
             status, doc = await self._get_json(url)
             if status == 200 and doc is not None:
-                return read_as_metadata(doc, issuer)
-        if issuer == default_auth_server(self.server_url).issuer:
+                return read_as_metadata(doc, None if legacy else issuer)
+        if legacy:
             return default_auth_server(self.server_url)
         raise OAuthError(f"no metadata found for the authorization server {issuer[:200]!r}")
 

@@ -28,13 +28,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .._json import loads
+from ..auth.errors import OAuthError
 from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
-from ..auth.errors import OAuthError
 from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
-from .oauth import Authorizer
 from .httpconn import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -44,6 +43,7 @@ from .httpconn import (
     header,
     parse_url,
 )
+from .oauth import Authorizer
 from .proxy import Proxy
 from .throttle import Throttle
 from .trace import WireTrace
