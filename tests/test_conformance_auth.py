@@ -95,13 +95,13 @@ def _command() -> str:
     return " ".join(parts)
 
 
-def _one(suite: Suite, version: str, scenario: str, spec: str, out: Path) -> str | None:
+def _one(runner: Suite, version: str, scenario: str, spec: str, out: Path) -> str | None:
     """Run one scenario; ``None`` if it passed, else what failed."""
     args = ["client", "--command", _command(), "--scenario", scenario, "-o", str(out)]
     # 0.1.16 tags some scenarios "draft" or "extension": it runs them without a version.
     if spec not in ("draft", "extension"):
         args += ["--spec-version", spec]
-    proc = run_bounded([str(suite.node), str(suite.script(version)), *args], RUN_TIMEOUT, env=suite.env())
+    proc = run_bounded([str(runner.node), str(runner.script(version)), *args], RUN_TIMEOUT, env=runner.env())
     results = sorted(out.rglob("checks.json"))
     runner = f"runner exit {proc.returncode}; its output:\n{tail(proc.stdout + proc.stderr)}"
     if len(results) != 1:
@@ -115,11 +115,13 @@ def _one(suite: Suite, version: str, scenario: str, spec: str, out: Path) -> str
 
 
 @pytest.fixture(scope="module")
-def outcomes(suite: Suite, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], Future[str | None]]:
+def outcomes(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], Future[str | None]]:
+    runner: Suite = request.getfixturevalue("suite")
     base = tmp_path_factory.mktemp("conformance-auth")
     pool = ThreadPoolExecutor(POOL)
     futures = {
-        run: pool.submit(_one, suite, run[0], run[1], run[2], base / f"{i}")
+        run: pool.submit(_one, runner, run[0], run[1], run[2], base / f"{i}")
         for i, run in enumerate(RUNS)
     }
     yield futures  # type: ignore[misc]
@@ -133,8 +135,8 @@ def test_auth_scenario(outcomes: dict[tuple[str, str, str], Future[str | None]],
     assert failure is None, f"{scenario} ({version}, {spec}): failing checks:\n{failure}"
 
 
-def _listed(suite: Suite, version: str) -> list[tuple[str, str]]:
-    listed = suite.run(version, "list", "--client", timeout=60)
+def _listed(runner: Suite, version: str) -> list[tuple[str, str]]:
+    listed = runner.run(version, "list", "--client", timeout=60)
     assert listed.returncode == 0, listed.stderr
     pairs = []
     for name, tags in re.findall(r"^\s+-\s+(auth/\S+)\s+\[([^\]]*)\]", listed.stdout, re.MULTILINE):
@@ -143,9 +145,10 @@ def _listed(suite: Suite, version: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def test_auth_scenario_lists_are_current(suite: Suite) -> None:
+def test_auth_scenario_lists_are_current(request: pytest.FixtureRequest) -> None:
     """Every (scenario, spec version) the suite lists is run above, or named as not run."""
+    runner: Suite = request.getfixturevalue("suite")
     for version, runs in ((V016, V016_RUNS), (V020, V020_RUNS)):
-        listed = _listed(suite, version)
+        listed = _listed(runner, version)
         expected = sorted(pair for pair in listed if pair[0] not in UNSUPPORTED and pair[1] != NOT_YET_WIRE)
         assert sorted(runs) == expected, version
