@@ -410,9 +410,10 @@ class RemoteTransport(GoneOnce):
                     return
                 if isinstance(error.get("message"), str):
                     detail = clip(error["message"])
-        if exchange.status == 401:
-            detail = ("the server requires authorization: give it an \"auth\" in the configuration "
-                      "(or the host an on_authorize hook)")
+        if exchange.status == 401 and self.authorizer is None:
+            detail = (detail + "; " if detail else "") + (
+                'the server requires authorization: give it an "auth" in the configuration '
+                "(or the host an on_authorize hook)")
         message = f"{status}: {detail}" if detail else status
         self.note(f"{message} (POST {what})", quiet)
         if exchange.kind == REQUEST:
