@@ -11,8 +11,7 @@ Not run, and why (``test_auth_scenario_lists_are_current`` keeps this list and t
 
 - every scenario at ``2026-07-28``: its mock speaks the stateless 2026-07-28 wire, which
   mcphost does not speak yet (the OAuth checks of those runs pass; the MCP part does not);
-- ``auth/client-credentials-jwt`` (``private_key_jwt`` needs an ES256 signature: not built),
-  ``auth/cross-app-access-complete-flow`` / ``auth/enterprise-managed-authorization`` (token
+- ``auth/cross-app-access-complete-flow`` / ``auth/enterprise-managed-authorization`` (token
   exchange with an identity provider), ``auth/dpop``, ``auth/dpop-nonce`` (DPoP proofs),
   ``auth/wif-jwt-bearer`` (workload identity): extensions mcphost does not implement.
 """
@@ -42,7 +41,7 @@ CLIENT = Path(__file__).resolve().parent / "conformance_auth.py"
 POOL = 4
 RUN_TIMEOUT = 120.0
 #: Extensions mcphost does not implement (see the module docstring).
-UNSUPPORTED = {"auth/client-credentials-jwt", "auth/cross-app-access-complete-flow",
+UNSUPPORTED = {"auth/cross-app-access-complete-flow",
                "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"}
 #: The wire mcphost does not speak yet.
 NOT_YET_WIRE = "2026-07-28"
@@ -63,6 +62,7 @@ V016_RUNS = [
         "auth/2025-03-26-oauth-endpoint-fallback": ["2025-03-26"],
         "auth/resource-mismatch": ["draft"], "auth/offline-access-scope": ["draft"],
         "auth/offline-access-not-supported": ["draft"], "auth/client-credentials-basic": ["extension"],
+        "auth/client-credentials-jwt": ["extension"],
     }.items()
     for spec in specs
 ]
@@ -80,7 +80,7 @@ V020_RUNS = [
         "auth/pre-registration": ["2025-11-25"],
         "auth/2025-03-26-oauth-metadata-backcompat": ["2025-03-26"],
         "auth/2025-03-26-oauth-endpoint-fallback": ["2025-03-26"],
-        "auth/client-credentials-basic": ["extension"],
+        "auth/client-credentials-basic": ["extension"], "auth/client-credentials-jwt": ["extension"],
     }.items()
     for spec in specs
 ]

@@ -20,6 +20,7 @@ from typing import Any, Final
 from .._json import dumps
 from .discovery import AuthServer
 from .errors import OAuthError
+from .jwt import ASSERTION_TYPE
 from .store import ClientInfo, Tokens
 
 __all__ = [
@@ -148,9 +149,10 @@ _JSON_ACCEPT = ("Accept", "application/json")
 
 
 def token_request(server: AuthServer, client: ClientInfo, grant: Mapping[str, str], resource: str | None,
-                  scope: str | None = None) -> Request:
+                  scope: str | None = None, assertion: str | None = None) -> Request:
     """A token request of ``grant`` (its ``grant_type`` and parameters), the client
-    authenticated the way ``client.auth_method`` says (RFC 6749 §2.3.1)."""
+    authenticated the way ``client.auth_method`` says (RFC 6749 §2.3.1; ``private_key_jwt``:
+    with ``assertion``, RFC 7523 §2.2)."""
     params = dict(grant)
     headers = [_FORM, _JSON_ACCEPT]
     method = client.auth_method
@@ -161,6 +163,9 @@ def token_request(server: AuthServer, client: ClientInfo, grant: Mapping[str, st
         params["client_id"] = client.client_id
         if method == "client_secret_post" and client.client_secret is not None:
             params["client_secret"] = client.client_secret
+        elif method == "private_key_jwt" and assertion is not None:
+            params["client_assertion_type"] = ASSERTION_TYPE
+            params["client_assertion"] = assertion
     if scope:
         params["scope"] = scope
     if resource:

@@ -52,6 +52,7 @@ from ..auth.flow import (
     registration_request,
     token_request,
 )
+from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 from ..version import __version__
 from ..wire.http11 import Response, build_request
@@ -105,7 +106,9 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         config.name, config.url or "", kind=auth.type if auth is not None else "oauth",
         client_id=auth.client_id if auth else None, client_secret=auth.client_secret if auth else None,
         scopes=auth.scopes if auth else (), redirect_uri=auth.redirect_uri if auth else None,
-        client_metadata_url=auth.client_metadata_url if auth else None, on_authorize=hooks.on_authorize,
+        client_metadata_url=auth.client_metadata_url if auth else None,
+        private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
+        on_authorize=hooks.on_authorize,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
 
@@ -236,7 +239,8 @@ class OAuthAuthorizer(Authorizer):
 
     def __init__(self, name: str, server_url: str, *, kind: str = "oauth", client_id: str | None = None,
                  client_secret: str | None = None, scopes: Iterable[str] = (), redirect_uri: str | None = None,
-                 client_metadata_url: str | None = None, on_authorize: OnAuthorize | None = None,
+                 client_metadata_url: str | None = None, private_key: str | None = None,
+                 signing_algorithm: str | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
                  ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
@@ -249,6 +253,8 @@ class OAuthAuthorizer(Authorizer):
         self.scopes = tuple(scopes)
         self.redirect_uri = redirect_uri or DEFAULT_REDIRECT_URI
         self.client_metadata_url = client_metadata_url
+        self.private_key = private_key
+        self.signing_algorithm = signing_algorithm or "ES256"
         self.on_authorize = on_authorize
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
@@ -261,8 +267,7 @@ class OAuthAuthorizer(Authorizer):
         self._loaded = False
         #: The authorization server of the last flow (refreshes go to it).
         self._server: AuthServer | None = None
-        if client_secret:
-            self.secret(client_secret)
+        self.secret(client_secret, private_key)
 
     def __repr__(self) -> str:
         return f"OAuthAuthorizer({self.name!r}, kind={self.kind!r})"
@@ -403,7 +408,11 @@ class OAuthAuthorizer(Authorizer):
 
     async def _token(self, server: AuthServer, client: ClientInfo, grant: dict[str, str], resource: str | None,
                      previous_refresh: str | None, scope: str | None = None) -> Tokens:
-        request = token_request(server, client, grant, resource or self.resource, scope)
+        assertion = None
+        if client.auth_method == "private_key_jwt" and self.private_key is not None:
+            assertion = client_assertion(self.private_key, self.signing_algorithm, client.client_id, server.issuer,
+                                         self.clock(), self.random)
+        request = token_request(server, client, grant, resource or self.resource, scope, assertion)
         status, _, body = await fetch(request, self.ssl_context)
         tokens = read_tokens(status, _json(body), self.clock(), previous_refresh)
         self.secret(tokens.access_token, tokens.refresh_token)
@@ -443,6 +452,8 @@ class OAuthAuthorizer(Authorizer):
 
     async def _client(self, server: AuthServer, resource: ProtectedResource | None) -> ClientInfo:
         """Who we are to ``server``: pre-registered, a metadata document URL, or registered now."""
+        if self.client_id is not None and self.private_key is not None:
+            return ClientInfo(self.client_id, None, "private_key_jwt")
         if self.client_id is not None:
             return ClientInfo(self.client_id, self.client_secret,
                               choose_auth_method(server, self.client_secret is not None), self.redirect_uri)
