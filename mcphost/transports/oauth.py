@@ -334,16 +334,22 @@ class OAuthAuthorizer(Authorizer):
         async with self._lock:
             if generation != self.generation:
                 return  # the token changed since the request was sent: send it again
-            if status == 401 and await self._try_refresh():
+            found = await self._discover(challenge)
+            credentials = self.credentials
+            # A refresh only with the authorization server the resource names now: when it
+            # names another one (a migration), the flow starts over there, registration first.
+            if (status == 401 and credentials is not None and found[1].issuer == credentials.issuer
+                    and await self._try_refresh(found[1])):
                 return
-            await self._flow(challenge, step_up=status == 403)
+            await self._flow(challenge, found, step_up=status == 403)
 
     # -- the flow ---------------------------------------------------------------------------
 
-    async def _try_refresh(self) -> bool:
+    async def _try_refresh(self, server: AuthServer) -> bool:
         tokens = self.credentials.tokens if self.credentials is not None else None
         if tokens is None or tokens.refresh_token is None:
             return False
+        self._server = server
         try:
             await self._refresh()
         except OAuthError as exc:
@@ -364,8 +370,9 @@ class OAuthAuthorizer(Authorizer):
         tokens = await self._token(server, client, grant, None, credentials.tokens.refresh_token)
         await self._keep(Credentials(self.name, credentials.issuer, self.resource, client, tokens))
 
-    async def _flow(self, challenge: Challenge | None, step_up: bool) -> None:
-        resource, server = await self._discover(challenge)
+    async def _flow(self, challenge: Challenge | None, found: tuple[ProtectedResource | None, AuthServer],
+                    step_up: bool) -> None:
+        resource, server = found
         self._server = server
         client = await self._client(server, resource)
         challenged = challenge.scope if challenge is not None else None

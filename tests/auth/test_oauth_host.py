@@ -37,6 +37,8 @@ class OAuthServer(RemoteServer):
         self.issued: list[str] = []
         self.grants: list[str] = []
         self.refreshed = asyncio.Event()
+        self.as_path = ""  # the authorization server's issuer path (changed: a migration)
+        self.registrations: list[str] = []
         self.tools.append({"name": "whoami", "inputSchema": {"type": "object"}})
         self.last_token = ""
 
@@ -55,8 +57,12 @@ class OAuthServer(RemoteServer):
         assert query["code_challenge_method"] == "S256" and query["resource"] == self.url
         code = self.new("code")
         self.codes[code] = query
-        back = {"code": code, "state": query["state"], "iss": self.origin}
+        back = {"code": code, "state": query["state"], "iss": self.issuer}
         return query["redirect_uri"] + "?" + urllib.parse.urlencode(back)
+
+    @property
+    def issuer(self) -> str:
+        return self.origin + self.as_path
 
     def revoke(self, refresh: bool = False) -> None:
         self.access.clear()
@@ -69,15 +75,16 @@ class OAuthServer(RemoteServer):
 
     async def _route(self, req: Request, writer: asyncio.StreamWriter) -> bool:
         if req.path == "/.well-known/oauth-protected-resource/mcp":
-            return self._json(writer, 200, {"resource": self.url, "authorization_servers": [self.origin],
+            return self._json(writer, 200, {"resource": self.url, "authorization_servers": [self.issuer],
                                             "scopes_supported": ["tools"]})
-        if req.path == "/.well-known/oauth-authorization-server":
+        if req.path == "/.well-known/oauth-authorization-server" + self.as_path:
             return self._json(writer, 200, {
-                "issuer": self.origin, "authorization_endpoint": f"{self.origin}/authorize",
+                "issuer": self.issuer, "authorization_endpoint": f"{self.origin}/authorize",
                 "token_endpoint": f"{self.origin}/token", "registration_endpoint": f"{self.origin}/register",
                 "code_challenge_methods_supported": ["S256"], "authorization_response_iss_parameter_supported": True,
                 "token_endpoint_auth_methods_supported": ["client_secret_post"]})
         if req.path == "/register":
+            self.registrations.append(self.as_path)
             return self._json(writer, 201, {"client_id": "client-1", "client_secret": self.new("clientsecret"),
                                             "token_endpoint_auth_method": "client_secret_post"})
         if req.path == "/token":
@@ -166,6 +173,18 @@ async def test_one_login_then_stored_tokens_refresh_on_401_and_no_secret_is_said
     assert "tools/call" in text  # the wire trace was on
     leaked = [value for value in server.issued if value in text]
     assert leaked == []
+
+
+async def test_a_new_authorization_server_means_a_new_registration_and_login() -> None:
+    async with OAuthServer() as server:
+        user = User(server)
+        async with host(server, user) as h:
+            await h.call_tool("api.echo", {})
+            server.as_path = "/v2"  # the resource now names another issuer
+            server.revoke()
+            await h.call_tool("api.echo", {})
+        assert server.registrations == ["", "/v2"] and user.asked == 2
+        assert "refresh_token" not in server.grants  # no refresh sent to the old issuer
 
 
 async def test_a_token_near_its_expiry_is_refreshed_before_it_is_refused() -> None:
