@@ -13,6 +13,9 @@ Layer 2, over :mod:`.httpconn`. :class:`RemoteTransport` holds what Streamable H
   server's own JSON-RPC error when the body is one for that id. No JSON-RPC error is ever
   made up: a ``ServerError`` means the server sent one. Redirects are not followed (a POST
   is not replayed elsewhere);
+- with an authorizer (``authorizer=``, :mod:`.oauth`), every request carries its
+  ``Authorization`` header, and a 401 (or a 403 ``insufficient_scope``) is handed to it: the
+  message is sent again once it has a token, or its caller gets why there is none;
 - a connection that cannot be made once the server was up means the server is gone;
 - ``tail()`` holds the last HTTP failures, as stdio's holds the last stderr lines.
 """
@@ -43,7 +46,7 @@ from .httpconn import (
     header,
     parse_url,
 )
-from .oauth import Authorizer
+from .oauth import MAX_AUTHORIZATIONS, Authorizer
 from .proxy import Proxy
 from .throttle import Throttle
 from .trace import WireTrace
@@ -62,8 +65,6 @@ _RESERVED: Final = frozenset({"host", "content-length", "transfer-encoding", "co
 # The id of a request as the peer encodes it ({"jsonrpc":"2.0","id":7,...}).
 _REQUEST_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
 _NOTHING: Final = object()
-#: Authorizations one message may cause (a step-up that never satisfies the server ends here).
-_MAX_AUTHORIZATIONS: Final = 3
 
 
 def request_id(data: bytes) -> Any:
@@ -347,8 +348,8 @@ class RemoteTransport(GoneOnce):
 
         async def run() -> None:
             try:
-                if exchange.authorizations >= _MAX_AUTHORIZATIONS:
-                    raise OAuthError(f"still refused after {_MAX_AUTHORIZATIONS} authorizations")
+                if exchange.authorizations >= MAX_AUTHORIZATIONS:
+                    raise OAuthError(f"still refused after {MAX_AUTHORIZATIONS} authorizations")
                 await authorizer.authorize(status, exchange.challenges, exchange.auth_generation)
             except OAuthError as exc:
                 message = f"{_status(status, exchange.reason)}: authorization failed: {exc}"
