@@ -265,8 +265,9 @@ class OAuthAuthorizer(Authorizer):
         self._lock = asyncio.Lock()
         self._refreshing: asyncio.Task[None] | None = None
         self._loaded = False
-        #: The authorization server of the last flow (refreshes go to it).
+        #: The authorization server of the last flow (refreshes go to it), the scope it asked for.
         self._server: AuthServer | None = None
+        self._scope: str | None = None
         self.secret(client_secret, private_key)
 
     def __repr__(self) -> str:
@@ -377,9 +378,12 @@ class OAuthAuthorizer(Authorizer):
         client = await self._client(server, resource)
         challenged = challenge.scope if challenge is not None else None
         if step_up and challenged:
-            scope = choose_scope((), challenged, None, server)
+            # SEP-2350: a step-up asks for what was asked before and what the challenge names.
+            before = self._scope.split() if self._scope else []
+            scope = choose_scope((), " ".join(dict.fromkeys([*before, *challenged.split()])), None, server)
         else:
             scope = choose_scope(self.scopes, challenged, resource.scopes_supported if resource else None, server)
+        self._scope = scope
         # RFC 8707: the resource the token is for, on both requests.
         resource_param = resource.resource if resource is not None else self.resource
         if self.kind == "clientCredentials":
