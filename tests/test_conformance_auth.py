@@ -9,8 +9,9 @@ one run: the runner's exit 0 and no ``FAILURE`` or ``WARNING`` check.
 Not run, and why (``test_auth_scenario_lists_are_current`` keeps this list and the suite's
 ``list`` output equal):
 
-- every scenario at ``2026-07-28``: its mock speaks the stateless 2026-07-28 wire, which
-  mcphost does not speak yet (the OAuth checks of those runs pass; the MCP part does not);
+- every scenario at ``2026-07-28`` while mcphost does not speak that wire
+  (``mcphost.protocol.versions.MODERN_VERSIONS``): its mock speaks only the stateless wire.
+  Once the modern era is there, they are run like the others (``AT_2026``);
 - ``auth/cross-app-access-complete-flow`` / ``auth/enterprise-managed-authorization`` (token
   exchange with an identity provider), ``auth/dpop``, ``auth/dpop-nonce`` (DPoP proofs),
   ``auth/wif-jwt-bearer`` (workload identity): extensions mcphost does not implement.
@@ -35,6 +36,8 @@ from test_conformance import (
     suite,  # noqa: F401 -- the session fixture
     tail,
 )
+
+from mcphost.protocol import versions
 
 CLIENT = Path(__file__).resolve().parent / "conformance_auth.py"
 #: Runs at once: the runner and its client are two processes each; the machine may have 2 cores.
@@ -84,6 +87,20 @@ V020_RUNS = [
     }.items()
     for spec in specs
 ]
+#: Every ``auth/*`` scenario 0.2.0-alpha.12 tags with 2026-07-28: run at that version once mcphost
+#: speaks its wire (the modern era), which the conformance client's host finds by itself.
+AT_2026 = [
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported",
+    "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
+    "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+]
+SPEAKS_2026 = NOT_YET_WIRE in getattr(versions, "MODERN_VERSIONS", ())
+if SPEAKS_2026:
+    V020_RUNS += [(name, NOT_YET_WIRE) for name in AT_2026]
 RUNS = [(V016, name, spec) for name, spec in V016_RUNS] + [(V020, name, spec) for name, spec in V020_RUNS]
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900)]
@@ -150,5 +167,6 @@ def test_auth_scenario_lists_are_current(request: pytest.FixtureRequest) -> None
     runner: Suite = request.getfixturevalue("suite")
     for version, runs in ((V016, V016_RUNS), (V020, V020_RUNS)):
         listed = _listed(runner, version)
-        expected = sorted(pair for pair in listed if pair[0] not in UNSUPPORTED and pair[1] != NOT_YET_WIRE)
+        expected = sorted(pair for pair in listed if pair[0] not in UNSUPPORTED
+                          and (SPEAKS_2026 or pair[1] != NOT_YET_WIRE))
         assert sorted(runs) == expected, version
