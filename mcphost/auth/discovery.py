@@ -23,7 +23,7 @@ from typing import Any
 from .errors import OAuthError
 
 __all__ = [
-    "AuthServer", "ProtectedResource", "as_metadata_urls", "canonical_resource", "default_auth_server",
+    "AuthServer", "ProtectedResource", "as_metadata_urls", "canonical_resource", "covers", "default_auth_server",
     "prm_urls", "read_as_metadata", "read_prm",
 ]
 
@@ -94,7 +94,7 @@ def _strings(doc: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
     return tuple(value[:256])
 
 
-def _same_resource(given: str, server_url: str) -> bool:
+def covers(given: str, server_url: str) -> bool:
     """``given`` names the MCP server: the same origin, and a path the server's path is in."""
     try:
         a, b = _split(given), _split(server_url)
@@ -114,7 +114,7 @@ def read_prm(doc: Any, server_url: str) -> ProtectedResource:
     resource = doc.get("resource")
     if not isinstance(resource, str):
         raise OAuthError("the protected resource metadata has no resource")
-    if not _same_resource(resource, server_url):
+    if not covers(resource, server_url):
         # RFC 9728 §3.3: a resource other than the one asked about must not be used.
         raise OAuthError(f"the protected resource metadata is for another resource ({resource[:200]!r})")
     servers = _strings(doc, "authorization_servers") or ()

@@ -136,7 +136,8 @@ class Credentials:
     Attributes:
         server: the server's name in the configuration.
         issuer: the authorization server's ``issuer`` (its URL when it published none).
-        resource: the canonical URI of the MCP server the tokens are for (RFC 8707).
+        resource: the resource the tokens are for (RFC 8707): the MCP server's canonical URI,
+            or the protected resource metadata's ``resource`` that covers it.
         client: the registration with that issuer, or ``None``.
         tokens: the tokens, or ``None`` (registered, not logged in, or logged out).
     """

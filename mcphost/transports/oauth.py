@@ -33,6 +33,7 @@ from ..auth.discovery import (
     ProtectedResource,
     as_metadata_urls,
     canonical_resource,
+    covers,
     default_auth_server,
     prm_urls,
     read_as_metadata,
@@ -268,6 +269,8 @@ class OAuthAuthorizer(Authorizer):
         #: The authorization server of the last flow (refreshes go to it), the scope it asked for.
         self._server: AuthServer | None = None
         self._scope: str | None = None
+        #: The ``resource`` of the last flow's requests (refreshes name it too).
+        self._resource_param: str | None = None
         self.secret(client_secret, private_key)
 
     def __repr__(self) -> str:
@@ -309,9 +312,10 @@ class OAuthAuthorizer(Authorizer):
             return
         self._loaded = True
         stored = await self.store.get(self.name)
-        if stored is None or stored.resource != self.resource:
+        if stored is None or not covers(stored.resource, self.server_url):
             return  # "Send only tokens issued by that AS for that resource."
         self.credentials = stored
+        self._resource_param = stored.resource
         tokens = stored.tokens
         if tokens is not None:
             self.secret(tokens.access_token, tokens.refresh_token)
@@ -368,8 +372,8 @@ class OAuthAuthorizer(Authorizer):
             server = await self._discover_issuer(credentials.issuer)
         client = credentials.client or ClientInfo(self.client_id or "")
         grant = {"grant_type": "refresh_token", "refresh_token": credentials.tokens.refresh_token}
-        tokens = await self._token(server, client, grant, None, credentials.tokens.refresh_token)
-        await self._keep(Credentials(self.name, credentials.issuer, self.resource, client, tokens))
+        tokens = await self._token(server, client, grant, self._resource_param, credentials.tokens.refresh_token)
+        await self._keep(Credentials(self.name, credentials.issuer, credentials.resource, client, tokens))
 
     async def _flow(self, challenge: Challenge | None, found: tuple[ProtectedResource | None, AuthServer],
                     step_up: bool) -> None:
@@ -386,12 +390,13 @@ class OAuthAuthorizer(Authorizer):
         self._scope = scope
         # RFC 8707: the resource the token is for, on both requests.
         resource_param = resource.resource if resource is not None else self.resource
+        self._resource_param = resource_param
         if self.kind == "clientCredentials":
             tokens = await self._token(server, client, {"grant_type": "client_credentials"}, resource_param, None,
                                        scope=scope)
         else:
             tokens = await self._code_flow(server, client, scope, resource_param)
-        await self._keep(Credentials(self.name, server.issuer, self.resource, client, tokens))
+        await self._keep(Credentials(self.name, server.issuer, resource_param, client, tokens))
 
     async def _code_flow(self, server: AuthServer, client: ClientInfo, scope: str | None,
                          resource: str | None) -> Tokens:

@@ -37,6 +37,7 @@ class OAuthServer(RemoteServer):
         self.issued: list[str] = []
         self.grants: list[str] = []
         self.refreshed = asyncio.Event()
+        self.resource = ""  # the resource its metadata names ("": the /mcp URL)
         self.as_path = ""  # the authorization server's issuer path (changed: a migration)
         self.registrations: list[str] = []
         self.tools.append({"name": "whoami", "inputSchema": {"type": "object"}})
@@ -54,7 +55,7 @@ class OAuthServer(RemoteServer):
     def approve(self, url: str) -> str:
         """The user approves: the redirect back with a code."""
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
-        assert query["code_challenge_method"] == "S256" and query["resource"] == self.url
+        assert query["code_challenge_method"] == "S256" and query["resource"] == (self.resource or self.url)
         code = self.new("code")
         self.codes[code] = query
         back = {"code": code, "state": query["state"], "iss": self.issuer}
@@ -74,8 +75,9 @@ class OAuthServer(RemoteServer):
         return True
 
     async def _route(self, req: Request, writer: asyncio.StreamWriter) -> bool:
-        if req.path == "/.well-known/oauth-protected-resource/mcp":
-            return self._json(writer, 200, {"resource": self.url, "authorization_servers": [self.issuer],
+        if req.path == "/.well-known/oauth-protected-resource/mcp" or (
+                req.path == "/.well-known/oauth-protected-resource" and self.resource):
+            return self._json(writer, 200, {"resource": self.resource or self.url, "authorization_servers": [self.issuer],
                                             "scopes_supported": ["tools"]})
         if req.path == "/.well-known/oauth-authorization-server" + self.as_path:
             return self._json(writer, 200, {
@@ -89,7 +91,7 @@ class OAuthServer(RemoteServer):
                                             "token_endpoint_auth_method": "client_secret_post"})
         if req.path == "/token":
             return self._token(dict(urllib.parse.parse_qsl(req.body.decode())), writer)
-        if req.path == "/mcp" and req.method == "POST":
+        if (req.path, req.method) in (("/mcp", "POST"), ("/sse", "GET"), ("/messages", "POST")):
             token = req.headers.get("authorization", "").removeprefix("Bearer ")
             self.last_token = token
             if token not in self.access:
@@ -106,7 +108,7 @@ class OAuthServer(RemoteServer):
 
     def _token(self, form: dict[str, str], writer: asyncio.StreamWriter) -> bool:
         self.grants.append(form["grant_type"])
-        assert form["resource"] == self.url and form["client_secret"] in self.issued
+        assert form["resource"] == (self.resource or self.url) and form["client_secret"] in self.issued
         if form["grant_type"] == "authorization_code":
             asked = self.codes.pop(form["code"], None)
             challenge = base64.urlsafe_b64encode(hashlib.sha256(form["code_verifier"].encode()).digest()).rstrip(b"=")
@@ -173,6 +175,18 @@ async def test_one_login_then_stored_tokens_refresh_on_401_and_no_secret_is_said
     assert "tools/call" in text  # the wire trace was on
     leaked = [value for value in server.issued if value in text]
     assert leaked == []
+
+
+async def test_the_legacy_sse_transport_logs_in_too() -> None:
+    async with OAuthServer() as server:
+        server.resource = server.origin  # the whole origin is the resource: /sse is in it
+        user = User(server)
+        config = {"mcpServers": {"api": {"type": "sse", "url": server.sse_url, "auth": {"type": "oauth"}}}}
+        async with MCPHost(config, handle_signals=False, on_authorize=user, shutdown_timeout=1.0) as h:
+            await h.call_tool("api.echo", {})
+            server.revoke()  # the stream stays open; the next POST gets a 401 and is sent again
+            await h.call_tool("api.echo", {})
+        assert user.asked == 1 and server.grants == ["authorization_code", "refresh_token"]
 
 
 async def test_a_new_authorization_server_means_a_new_registration_and_login() -> None:
