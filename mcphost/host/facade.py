@@ -35,7 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, overload
 
-from ..auth.store import TokenStore
+from ..auth.store import MemoryTokenStore, TokenStore
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..config.model import ServerConfig
@@ -185,7 +185,8 @@ class MCPHost:
             client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
             redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies, keepalive=keepalive,
-            auth=AuthHooks(on_authorize, token_store, self.redactor.add),
+            # One store for the host's life: a restarted server finds its login.
+            auth=AuthHooks(on_authorize, MemoryTokenStore() if token_store is None else token_store, self.redactor.add),
         )
         #: The host's own state and the commands that change it.
         self.lifecycle = HostLifecycle(

@@ -265,6 +265,7 @@ class OAuthAuthorizer(Authorizer):
         self.credentials: Credentials | None = None
         self._lock = asyncio.Lock()
         self._refreshing: asyncio.Task[None] | None = None
+        self._early_failed = -1
         self._loaded = False
         #: The authorization server of the last flow (refreshes go to it), the scope it asked for.
         self._server: AuthServer | None = None
@@ -288,7 +289,7 @@ class OAuthAuthorizer(Authorizer):
         if tokens is None:
             return None
         if (tokens.expires_at is not None and tokens.refresh_token is not None and self._refreshing is None
-                and self.clock() > tokens.expires_at - REFRESH_MARGIN):
+                and self._early_failed != self.generation and self.clock() > tokens.expires_at - REFRESH_MARGIN):
             # Refreshed in the background; this request still goes with the token it has.
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh_soon(self.generation))
         return f"Bearer {tokens.access_token}"
@@ -299,6 +300,8 @@ class OAuthAuthorizer(Authorizer):
                 if generation == self.generation:
                     await self._refresh()
         except OAuthError as exc:
+            # Not tried again for this token: a 401 will say when a new one is needed.
+            self._early_failed = generation
             logger.info("%s: the token could not be refreshed before it expires: %s", self.name, exc)
         finally:
             self._refreshing = None

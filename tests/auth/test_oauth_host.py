@@ -201,6 +201,16 @@ async def test_a_new_authorization_server_means_a_new_registration_and_login() -
         assert "refresh_token" not in server.grants  # no refresh sent to the old issuer
 
 
+async def test_a_restarted_server_keeps_its_login_in_the_hosts_default_store() -> None:
+    async with OAuthServer() as server:
+        user = User(server)
+        async with host(server, user) as h:
+            await h.call_tool("api.echo", {})
+            await h.restart_server("api")
+            await h.call_tool("api.echo", {})
+        assert user.asked == 1 and server.grants == ["authorization_code"]
+
+
 async def test_a_token_near_its_expiry_is_refreshed_before_it_is_refused() -> None:
     async with OAuthServer(expires_in=5) as server:  # under the refresh margin
         user = User(server)
