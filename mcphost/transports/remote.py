@@ -357,7 +357,7 @@ class RemoteTransport(GoneOnce):
                 if exchange.kind == REQUEST:
                     self.fail_request(exchange.rid, message, status=status, what=exchange.rpc_method)
                 return
-            if self.live:
+            if self.live and not exchange.cancelled:
                 again = self.resend(exchange)
                 if again is None:
                     if exchange.kind == REQUEST:
@@ -477,6 +477,8 @@ class PostExchange(Exchange):
         self.authorizations = 0
         #: The request's response (or its failure) was delivered.
         self.done = False
+        #: Given up by the caller: never sent again.
+        self.cancelled = False
 
     def target(self) -> str:
         return self.transport.target
