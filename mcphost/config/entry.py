@@ -147,6 +147,9 @@ class EntryLoader(Expander):
                 tls = self.tls(fp("tls"), raw["tls"], name)
             if raw.get("auth") is not None:
                 auth = self.auth(fp("auth"), raw["auth"], name)
+                if kind == "websocket" and auth.type != "bearer":
+                    # The spec's authorization is for the HTTP transports.
+                    self.error(fp("auth", "type"), 'a websocket server takes only a "bearer" auth', server=name)
 
         timeout = DEFAULT_TIMEOUT
         if "timeout" in raw:

@@ -61,7 +61,11 @@ def _websocket(
 ) -> Transport:
     from .websocket import WebSocketTransport
 
-    return WebSocketTransport(config.name, config.url or "", headers=config.headers.items(),
+    headers = list(config.headers.items())
+    if config.auth is not None and config.auth.token is not None and "authorization" not in {
+            key.lower() for key, _ in headers}:
+        headers.append(("Authorization", f"Bearer {config.auth.token}"))
+    return WebSocketTransport(config.name, config.url or "", headers=headers,
                               max_message_size=max_message_size, ssl_context=_tls(config))
 
 

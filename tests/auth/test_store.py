@@ -90,6 +90,13 @@ def test_bad_auth_config_is_refused_with_its_line(auth: str, message: str) -> No
     assert message in str(caught.value)
 
 
+def test_a_websocket_server_takes_a_bearer_token_only() -> None:
+    text = '{"mcpServers": {"w": {"url": "wss://x.example/ws", "auth": {"type": "%s", "token": "t"}}}}'
+    assert parse_config(text.replace("%s", "bearer"), environ={}).servers["w"].auth == AuthSettings("bearer", token="t")
+    with pytest.raises(ConfigurationError, match='auth.type: a websocket server takes only a "bearer" auth'):
+        parse_config(text.replace("%s", "oauth").replace(', "token": "t"', ""), environ={})
+
+
 def test_auth_is_only_for_remote_servers() -> None:
     with pytest.raises(ConfigurationError, match="auth: only applies to http, sse and websocket servers"):
         parse_config('{"mcpServers": {"a": {"command": "x", "auth": {"type": "oauth"}}}}', environ={})
