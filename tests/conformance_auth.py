@@ -69,7 +69,10 @@ def auth_config(scenario: str, context: dict[str, Any]) -> dict[str, Any]:
 
 async def run(url: str, scenario: str) -> None:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    config = {"mcpServers": {SERVER: {"type": "http", "url": url, "auth": auth_config(scenario, context)}}}
+    entry: dict[str, Any] = {"type": "http", "url": url, "auth": auth_config(scenario, context)}
+    if os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") == "2026-07-28":
+        entry["protocol"] = "modern"  # the stateless wire, as the runner asks (else: found by the probe)
+    config = {"mcpServers": {SERVER: entry}}
     host = MCPHost(config, request_timeout=20.0, shutdown_timeout=2.0, retry=NO_RETRY, handle_signals=False,
                    client_info={"name": "mcphost-conformance", "version": "1.0.0"}, on_authorize=on_authorize)
     async with host:
