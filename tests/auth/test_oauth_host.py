@@ -244,3 +244,23 @@ async def test_a_bearer_token_is_sent_and_a_refusal_said() -> None:
             with pytest.raises(MCPHostError, match=r"refused the configured bearer token \(auth.token\)") as caught:
                 await h.call_tool("api.echo", {})
             assert "static-token-value" not in str(caught.value)
+
+
+async def test_a_login_without_a_host_fills_the_store_a_host_then_uses() -> None:
+    # What a command such as "mcphost auth login" does: the flow run on its own, before any
+    # MCP request (no challenge: discovery by the well-known paths).
+    from mcphost.config import ServerConfig
+    from mcphost.transports.oauth import AuthHooks, make_authorizer
+
+    async with OAuthServer() as server:
+        user = User(server)
+        store = MemoryTokenStore()
+        authorizer = make_authorizer(ServerConfig("api", "http", url=server.url), AuthHooks(user, store), None)
+        assert authorizer is not None
+        await authorizer.prepare()
+        await authorizer.authorize(401, [], authorizer.generation)
+        [kept] = await store.list()
+        assert kept.issuer == server.origin and kept.tokens is not None and user.asked == 1
+        async with host(server, user, store) as h:
+            await h.call_tool("api.echo", {})
+        assert user.asked == 1
