@@ -12,7 +12,7 @@ and 0.2.0-alpha.12, whose ``--spec-version 2026-07-28`` runs the stateless wire 
 then configures ``protocol: "modern"``). ``test_scenario_lists_are_current`` checks the runs
 against what each version's ``list --client`` prints. The runs go at once in a bounded pool
 (a session fixture); one test per run asserts its outcome. Not run: the ``auth/*`` scenarios
-(the OAuth client is another piece of work) and the skills extension (``sep-2640-*``).
+(tests/test_conformance_auth.py runs them) and the skills extension (``sep-2640-*``).
 
 The suite needs Node >= 22 (the machine's Node 20 cannot run it): ``.ci/conformance-setup``
 installs the npm package ``node@22`` and both suite versions into a cache folder,

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcphost"
 
 LAYER = {
     "errors": 0, "types": 0, "version": 0, "_json": 0, "bounds": 1,
-    "wire": 1, "protocol": 1, "config": 1, "policy": 1, "logs": 1, "schema": 1, "metrics": 1, "cache": 1,
+    "wire": 1, "protocol": 1, "config": 1, "policy": 1, "logs": 1, "schema": 1, "metrics": 1, "cache": 1, "auth": 1,
     "transports": 2,
     "rpc": 3, "client": 3, "server": 3,
     "host": 4,

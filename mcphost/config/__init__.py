@@ -34,6 +34,7 @@ from .load import config_from_data, parse_config, required_inputs
 from .model import (
     DEFAULT_TIMEOUT,
     SERVER_NAME_PATTERN,
+    AuthSettings,
     CacheSettings,
     HostConfig,
     InputSpec,
@@ -47,6 +48,7 @@ from .model import (
 __all__ = [
     "DEFAULT_TIMEOUT",
     "SERVER_NAME_PATTERN",
+    "AuthSettings",
     "CacheSettings",
     "TlsSettings",
     "HostConfig",

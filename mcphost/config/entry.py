@@ -22,6 +22,7 @@ from .expand import Expander
 from .jsonpos import JSONPath
 from .model import (
     DEFAULT_TIMEOUT,
+    AuthSettings,
     FrozenDict,
     Limits,
     ServerConfig,
@@ -64,7 +65,7 @@ _IGNORED_FIELDS = frozenset(
 # type comes from fastmcp's "transport" or Cline's "transportType" (which the schema does
 # not interpret).
 _STDIO_ONLY = ("command", "args", "env", "envFile", "cwd", "limits")
-_REMOTE_ONLY = ("url", "headers", "tls")
+_REMOTE_ONLY = ("url", "headers", "tls", "auth")
 # A start-up timeout above this many seconds is most likely milliseconds: note it.
 _SUSPICIOUS_TIMEOUT = 3600.0
 
@@ -103,6 +104,7 @@ class EntryLoader(Expander):
         headers: dict[str, str] = {}
         tls: TlsSettings | None = None
         limits: Limits | None = None
+        auth: AuthSettings | None = None
         if kind == "stdio":
             command = self.expand(fp("command"), raw["command"], name)
             if not command.strip():  # after expansion (the schema refuses a blank literal)
@@ -143,6 +145,11 @@ class EntryLoader(Expander):
                 headers[key] = expanded
             if raw.get("tls") is not None:
                 tls = self.tls(fp("tls"), raw["tls"], name)
+            if raw.get("auth") is not None:
+                auth = self.auth(fp("auth"), raw["auth"], name)
+                if kind == "websocket" and auth.type != "bearer":
+                    # The spec's authorization is for the HTTP transports.
+                    self.error(fp("auth", "type"), 'a websocket server takes only a "bearer" auth', server=name)
 
         timeout = DEFAULT_TIMEOUT
         if "timeout" in raw:
@@ -206,7 +213,57 @@ class EntryLoader(Expander):
             declared_capabilities=tuple(raw.get("capabilities", ())),
             retry=None if raw.get("retry") is None else _retry(raw["retry"]),
             restart=RestartPolicy() if raw.get("restart") is None else _restart(raw["restart"]),
+            auth=auth,
         )
+
+    def auth(self, fpath: JSONPath, raw: Mapping[str, Any], name: str) -> AuthSettings:
+        """The ``auth`` object (its structure checked by the schema), every string expanded."""
+        kind = raw["type"]
+        values: dict[str, str] = {}
+        for key in ("clientId", "clientSecret", "redirectUri", "clientMetadataUrl", "token", "privateKey"):
+            if key not in raw:
+                continue
+            value = self.expand((*fpath, key), raw[key], name)
+            if key != "privateKey" and any(c in value for c in "\r\n\0"):
+                self.error((*fpath, key), "contains a line break or NUL character", server=name)
+            if not value and not self.lenient:
+                self.error((*fpath, key), "is empty after expansion", server=name)
+            values[key] = value
+        for key in ("redirectUri", "clientMetadataUrl"):
+            if key in values and not self.lenient:
+                self.auth_url((*fpath, key), values[key], key == "clientMetadataUrl", name)
+        only = {"token": ("bearer",), "privateKey": ("clientCredentials",), "signingAlgorithm": ("clientCredentials",),
+                "redirectUri": ("oauth",), "clientMetadataUrl": ("oauth",), "clientId": ("oauth", "clientCredentials"),
+                "clientSecret": ("oauth", "clientCredentials"), "scopes": ("oauth", "clientCredentials")}
+        for key, kinds in only.items():
+            if key in raw and kind not in kinds:
+                self.error((*fpath, key), f'does not apply to a "{kind}" auth', server=name)
+        if kind == "clientCredentials" and "clientSecret" not in raw and "privateKey" not in raw:
+            self.error(fpath, 'a "clientCredentials" auth needs "clientSecret" or "privateKey"', server=name)
+        if "clientSecret" in raw and "clientId" not in raw:
+            self.error((*fpath, "clientSecret"), 'needs "clientId" (the client the secret belongs to)', server=name)
+        return AuthSettings(
+            type=kind,
+            client_id=values.get("clientId"),
+            client_secret=values.get("clientSecret"),
+            scopes=tuple(raw.get("scopes", ())),
+            redirect_uri=values.get("redirectUri"),
+            client_metadata_url=values.get("clientMetadataUrl"),
+            token=values.get("token"),
+            private_key=values.get("privateKey"),
+            signing_algorithm=raw.get("signingAlgorithm"),
+        )
+
+    def auth_url(self, fpath: JSONPath, value: str, metadata_document: bool, name: str) -> None:
+        try:
+            parts = urllib.parse.urlsplit(value)
+        except ValueError:
+            self.error(fpath, "not a valid URL", server=name)
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            self.error(fpath, "expected an http:// or https:// URL", server=name)
+        if metadata_document and (parts.scheme.lower() != "https" or parts.path in ("", "/")):
+            # A Client ID Metadata Document's URL "MUST use the https scheme and contain a path".
+            self.error(fpath, "expected an https:// URL with a path", server=name)
 
     def tls(self, fpath: JSONPath, raw: Mapping[str, Any], name: str) -> TlsSettings:
         """The ``tls`` object (its structure checked by the schema); paths as ``cwd``'s."""

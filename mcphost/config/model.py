@@ -158,6 +158,62 @@ class InputSpec:
     options: tuple[str, ...] = ()
 
 
+AUTH_TYPES = ("oauth", "bearer", "clientCredentials")
+
+
+@dataclass(frozen=True, repr=False)
+class AuthSettings:
+    """How a remote server is authorized (its ``auth`` entry).
+
+    Attributes:
+        type: ``"oauth"`` (the authorization code flow of the MCP authorization spec, the
+            user's step through the host's ``on_authorize`` hook), ``"bearer"`` (a fixed
+            token) or ``"clientCredentials"`` (OAuth client credentials grant, no user).
+        client_id: a pre-registered client id (``oauth``, ``clientCredentials``), or ``None``
+            (a Client ID Metadata Document or Dynamic Client Registration).
+        client_secret: its secret, or ``None``.
+        scopes: scopes to ask for (empty: the server's challenge or its metadata decide).
+        redirect_uri: the redirect URI to register and send (``oauth``), or ``None`` for
+            the host's default.
+        client_metadata_url: the HTTPS URL of this client's Client ID Metadata Document,
+            used as ``client_id`` where the authorization server supports it.
+        token: the bearer token (``bearer``).
+        private_key: a PEM private key for ``private_key_jwt`` client authentication
+            (``clientCredentials``), or ``None``.
+        signing_algorithm: the JWS algorithm of that key (``ES256`` or ``RS256``).
+    """
+
+    type: str
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    redirect_uri: str | None = None
+    client_metadata_url: str | None = None
+    token: str | None = None
+    private_key: str | None = None
+    signing_algorithm: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in AUTH_TYPES:
+            raise ConfigurationError(f"auth.type: expected one of {', '.join(AUTH_TYPES)}, got {self.type!r}")
+        if self.type == "bearer" and self.token is None:
+            raise ConfigurationError('auth: a "bearer" auth needs "token"')
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values of these settings (for the host's redactor)."""
+        return tuple(v for v in (self.client_secret, self.token, self.private_key) if v)
+
+    def __repr__(self) -> str:
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("client_secret", "token", "private_key") and value is not None:
+                shown.append(f"{f.name}='***'")
+            elif value is not None and value != ():
+                shown.append(f"{f.name}={value!r}")
+        return f"AuthSettings({', '.join(shown)})"
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """One server of the configuration, validated and with every reference expanded.
@@ -200,6 +256,8 @@ class ServerConfig:
         retry: how failed starts and safe requests are tried again, or ``None`` for the
             host's policy (see :mod:`mcphost.policy`).
         restart: what happens when the ready server fails by itself (default: nothing).
+        auth: how a remote server is authorized (``auth``), or ``None``: no authorization
+            configured (a server that asks for it then fails with a clear error).
         line: line of the entry in the file, or ``None`` (configuration built in code).
     """
 
@@ -230,6 +288,7 @@ class ServerConfig:
     declared_capabilities: tuple[str, ...] = ()
     retry: RetryPolicy | None = None
     restart: RestartPolicy = field(default_factory=RestartPolicy)
+    auth: AuthSettings | None = None
 
     def __post_init__(self) -> None:
         # Make env/headers immutable (and hashable) even when built in code from dicts.

@@ -32,9 +32,10 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, overload
 
+from ..auth.store import MemoryTokenStore, TokenStore
 from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..config.model import ServerConfig
@@ -43,6 +44,7 @@ from ..policy import RetryPolicy
 from ..protocol.lifecycle import HostState
 from ..rpc.calls import CallOptions
 from ..transports.base import Transport
+from ..transports.oauth import AuthHooks
 from ..types import (
     CallToolResult,
     GatheredResources,
@@ -109,8 +111,8 @@ class MCPHost:
         roots, validate_arguments, validate_output, validate_messages, request_timeout,
         shutdown_timeout, unavailable_after_timeouts, max_message_size, max_pages, bounds,
         environ, inherit_env, inputs, client_info, servers, require_all, watch, retry, log_level, trace_bodies,
-        permissions, tool_search, handle_signals, transport_factory, keepalive: see docs/api.md
-            ("MCPHost(config=None, **options)").
+        permissions, tool_search, handle_signals, transport_factory, keepalive, on_authorize, token_store:
+            see docs/api.md ("MCPHost(config=None, **options)").
     """
 
     def __init__(
@@ -142,6 +144,8 @@ class MCPHost:
         permissions: Permissions | None = None,
         tool_search: Embedder | None = None,
         keepalive: float = 0.0,
+        on_authorize: Callable[[str], Awaitable[str]] | None = None,
+        token_store: TokenStore | None = None,
     ) -> None:
         check_options(locals())  # every bad option is a UsageError, here rather than later
         self.validate_messages = validate_messages
@@ -181,6 +185,8 @@ class MCPHost:
             client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
             redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies, keepalive=keepalive,
+            # One store for the host's life: a restarted server finds its login.
+            auth=AuthHooks(on_authorize, MemoryTokenStore() if token_store is None else token_store, self.redactor.add),
         )
         #: The host's own state and the commands that change it.
         self.lifecycle = HostLifecycle(

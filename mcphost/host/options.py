@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ..auth.store import TokenStore
 from ..bounds import Bounds
 from ..errors import UsageError
 from ..policy import RetryPolicy
@@ -106,6 +107,11 @@ def _log_level(value: Any) -> None:
     check_level(value)
 
 
+def _token_store(value: Any) -> None:
+    if value is not None and not isinstance(value, TokenStore):
+        raise _fail("token_store", "a mcphost.auth.TokenStore (get, put, delete, list), or None", value)
+
+
 def _tool_search(value: Any) -> None:
     check_embedder(value)  # the search room's own check, in its own words
 
@@ -137,6 +143,8 @@ CHECKS: Final[Mapping[str, Callable[[Any], None]]] = {
     "permissions": lambda v: _instance("permissions", v, Permissions, "a mcphost.Permissions"),
     "tool_search": _tool_search,
     "keepalive": lambda v: _seconds("keepalive", v, zero=True),
+    "on_authorize": lambda v: _callable("on_authorize", v),
+    "token_store": _token_store,
 }
 
 

@@ -121,6 +121,8 @@ class Redactor:
                 self.add(header_secrets(value))
             if server.url:
                 self.add(url_secrets(server.url))
+            if server.auth is not None:
+                self.add(server.auth.secrets())
 
     def text(self, value: str) -> str:
         pattern = self._pattern

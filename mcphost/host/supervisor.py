@@ -48,6 +48,7 @@ from .signals import SigtermShutdown
 if TYPE_CHECKING:
     from ..config import ServerConfig
     from ..transports.base import Transport
+    from ..transports.oauth import AuthHooks
 
 __all__ = ["Supervisor"]
 
@@ -77,6 +78,7 @@ class Supervisor:
         trace_bodies: bool = False,
         retry: RetryPolicy | None = None,
         keepalive: float = 0.0,
+        auth: AuthHooks | None = None,
     ) -> None:
         if validate_messages not in ("strict", "lenient", "off"):
             raise UsageError(
@@ -88,6 +90,8 @@ class Supervisor:
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
+        #: What remote servers' authorizers need of the host (on_authorize, the token store).
+        self.auth = auth
         self.unavailable_after_timeouts = unavailable_after_timeouts
         #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
         self.keepalive = keepalive
@@ -352,7 +356,7 @@ class Supervisor:
         return make_transport(
             config, environ=self.environ, max_message_size=self.max_message_size,
             inherit_env=self.inherit_env, redact=self.redactor.text, shutdown_timeout=handle.shutdown_timeout,
-            in_process={name: local.serve for name, local in self.local.items()},
+            auth=self.auth, in_process={name: local.serve for name, local in self.local.items()},
         )
 
     async def _connect(self, handle: ServerHandle) -> None:

@@ -7,7 +7,8 @@ else in the package handles a process), ``http`` (with ``http_session``: the ses
 and what is held while it is lost; ``http_stream``: its SSE streams and their GETs) speaks Streamable HTTP, ``http_auto`` adds the spec's
 probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport, ``websocket`` MCP
 over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` their
-connections and keep-alive pool, ``proxy``, ``tunnel`` and ``tls`` their proxies, tunnels and TLS contexts;
+connections and keep-alive pool, ``proxy``, ``tunnel`` and ``tls`` their proxies, tunnels and TLS contexts,
+``oauth`` their authorizer (the OAuth steps of ``mcphost.auth`` over these connections);
 ``trace`` is the wire trace of every transport, ``throttle`` bounds a diagnostic a server
 can repeat at will.
 """

@@ -20,6 +20,7 @@ from .base import Transport
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
+    from .oauth import AuthHooks
 
 __all__ = ["InProcessServer", "TransportFactory", "make_transport", "may_install_first"]
 
@@ -31,7 +32,7 @@ InProcessServer = Callable[[Transport], None]
 
 def _stdio(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None, shutdown_timeout: float,
+    redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .stdio import StdioTransport
     from .stdio.command import child_environment
@@ -56,11 +57,15 @@ def _stdio(
 
 def _websocket(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None, shutdown_timeout: float,
+    redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .websocket import WebSocketTransport
 
-    return WebSocketTransport(config.name, config.url or "", headers=config.headers.items(),
+    headers = list(config.headers.items())
+    if config.auth is not None and config.auth.token is not None and "authorization" not in {
+            key.lower() for key, _ in headers}:
+        headers.append(("Authorization", f"Bearer {config.auth.token}"))
+    return WebSocketTransport(config.name, config.url or "", headers=headers,
                               max_message_size=max_message_size, ssl_context=_tls(config))
 
 
@@ -75,37 +80,42 @@ def _tls(config: ServerConfig) -> ssl.SSLContext | None:
                           key_file=tls.key_file)
 
 
-def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: int) -> dict[str, Any]:
-    """The options both HTTP transports take: headers, limits, TLS and the proxy."""
+def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: int,
+            auth: AuthHooks | None = None) -> dict[str, Any]:
+    """The options both HTTP transports take: headers, limits, TLS, the proxy, the authorizer."""
     from .httpconn import parse_url
+    from .oauth import make_authorizer
     from .proxy import proxy_for
 
     origin, _ = parse_url(config.url or "", config.name)
+    context = _tls(config)
     return {
-        "headers": config.headers.items(), "max_message_size": max_message_size, "ssl_context": _tls(config),
+        "headers": config.headers.items(), "max_message_size": max_message_size, "ssl_context": context,
         "proxy": proxy_for(origin.scheme, origin.host, origin.port, environ, config.name),
+        "authorizer": make_authorizer(config, auth, context),
     }
 
 
 def _http(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None, shutdown_timeout: float,
+    redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .http_auto import HttpTransport
 
-    return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
+    return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size, auth))
 
 
 def _sse(
     config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
-    redact: Callable[[str], str] | None, shutdown_timeout: float,
+    redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .sse import SseTransport
 
-    return SseTransport(config.name, config.url or "", **_remote(config, environ, max_message_size))
+    return SseTransport(config.name, config.url or "", **_remote(config, environ, max_message_size, auth))
 
 
-_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None, float], Transport]]] = {
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None, float,
+                                     AuthHooks | None], Transport]]] = {
     "http": _http,
     "sse": _sse,
     "stdio": _stdio,
@@ -118,14 +128,15 @@ LOCAL: Final = "local"
 def make_transport(
     config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False,
     redact: Callable[[str], str] | None = None, in_process: Mapping[str, InProcessServer] | None = None,
-    shutdown_timeout: float = 10.0,
+    shutdown_timeout: float = 10.0, auth: AuthHooks | None = None,
 ) -> Transport:
     """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
     A child process gets the allow-listed part of ``environ`` (all of it with
     ``inherit_env``) plus the server's own ``env``; ``redact`` is applied to every line the
     server writes on stderr; ``shutdown_timeout`` (the server's own ``shutdownTimeout``
     first) is how long a process left running at interpreter exit gets after SIGTERM. A
-    ``local`` server is served by ``in_process[config.name]``."""
+    ``local`` server is served by ``in_process[config.name]``. ``auth``: what a remote
+    server's authorizer needs of the host (``on_authorize``, the token store, the redactor)."""
     if config.type == LOCAL:
         serve = (in_process or {}).get(config.name)
         if serve is None:
@@ -143,7 +154,7 @@ def make_transport(
             f"(supported: {', '.join(sorted(_BUILDERS))})",
             server=config.name,
         )
-    return builder(config, environ, max_message_size, inherit_env, redact, shutdown_timeout)
+    return builder(config, environ, max_message_size, inherit_env, redact, shutdown_timeout, auth)
 
 
 def may_install_first(config: ServerConfig) -> bool:

@@ -382,7 +382,7 @@ class StreamableHttpTransport(RemoteTransport):
             if session.lost:
                 session.hold(post, True)
             else:
-                self._resend(post)
+                self.resend(post)
             return
         if post is not None:
             session.hold(post, True)
@@ -408,7 +408,7 @@ class StreamableHttpTransport(RemoteTransport):
             if post.cancelled:
                 continue
             if again:
-                self._resend(post)
+                self.resend(post)
             else:
                 post.sent_session = self.session.id  # held: it was never sent
                 self.pool.submit(post)
@@ -416,11 +416,12 @@ class StreamableHttpTransport(RemoteTransport):
             self.stream_retry.failures = 0
             self._open_standalone()
 
-    def _resend(self, post: _Post) -> None:
+    def resend(self, post: Any) -> _Post:
         again = _Post(self, post.data, post.kind, post.rpc_method, post.headers)
         if again.rid is not None and type(again.rid) in (int, str):
             self.requests[again.rid] = again
         self.pool.submit(again)
+        return again
 
     # -- resuming ---------------------------------------------------------------------------
 

@@ -13,12 +13,16 @@ Layer 2, over :mod:`.httpconn`. :class:`RemoteTransport` holds what Streamable H
   server's own JSON-RPC error when the body is one for that id. No JSON-RPC error is ever
   made up: a ``ServerError`` means the server sent one. Redirects are not followed (a POST
   is not replayed elsewhere);
+- with an authorizer (``authorizer=``, :mod:`.oauth`), every request carries its
+  ``Authorization`` header, and a 401 (or a 403 ``insufficient_scope``) is handed to it: the
+  message is sent again once it has a token, or its caller gets why there is none;
 - a connection that cannot be made once the server was up means the server is gone;
 - ``tail()`` holds the last HTTP failures, as stdio's holds the last stderr lines.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import ssl
@@ -27,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .._json import loads
+from ..auth.errors import OAuthError
 from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
@@ -41,6 +46,7 @@ from .httpconn import (
     header,
     parse_url,
 )
+from .oauth import MAX_AUTHORIZATIONS, Authorizer
 from .proxy import Proxy
 from .throttle import Throttle
 from .trace import WireTrace
@@ -103,8 +109,12 @@ class RemoteTransport(GoneOnce):
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
         ssl_context: ssl.SSLContext | None = None,
         proxy: Proxy | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.name = name
+        #: Gives the ``Authorization`` header and answers 401/403 challenges (``auth``).
+        self.authorizer = authorizer
+        self._auth_tasks: set[Any] = set()
         self.url = url
         self.origin, target = parse_url(url, name)
         self.headers = _check_headers(headers, name)
@@ -138,6 +148,8 @@ class RemoteTransport(GoneOnce):
     # -- the contract -----------------------------------------------------------------------
 
     async def start(self) -> None:
+        if self.authorizer is not None:
+            await self.authorizer.prepare()
         try:
             await self.pool.warm()
         except OSError as exc:
@@ -185,6 +197,10 @@ class RemoteTransport(GoneOnce):
         proxy = self.pool.proxy
         if proxy is not None and proxy.authorization is not None and self.pool.absolute_form:
             ours.append(("Proxy-Authorization", proxy.authorization))
+        if self.authorizer is not None:
+            value = self.authorizer.header()
+            if value is not None:
+                ours.append(("Authorization", value))
         return ours
 
     def merged(self, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -211,7 +227,7 @@ class RemoteTransport(GoneOnce):
                                                   *((k, v) for k, v in extra if k.lower() not in names),
                                                   *self.headers])
             return b"%sContent-Length: %d\r\n\r\n%s" % (head[:-2], len(data), data)
-        key = (target, state)
+        key = (target, state, self.authorizer.header() if self.authorizer is not None else None)
         cached = self._post_head
         if cached is None or cached[0] != key:
             head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
@@ -314,6 +330,45 @@ class RemoteTransport(GoneOnce):
     def stop(self) -> None:
         """Drop the connections (subclasses also stop their timers)."""
         self.pool.close_now()
+        for task in self._auth_tasks:
+            task.cancel()
+        if self.authorizer is not None:
+            self.authorizer.close()
+
+    def resend(self, exchange: PostExchange) -> PostExchange | None:
+        """Send ``exchange``'s message again, now that the authorization changed (``None``: this
+        transport cannot)."""
+        return None
+
+    def _authorize(self, exchange: PostExchange) -> None:
+        """A 401/403 the authorizer answers: authorize, then send the message again."""
+        authorizer = self.authorizer
+        assert authorizer is not None
+        status = exchange.status
+
+        async def run() -> None:
+            try:
+                if exchange.authorizations >= MAX_AUTHORIZATIONS:
+                    raise OAuthError(f"still refused after {MAX_AUTHORIZATIONS} authorizations")
+                await authorizer.authorize(status, exchange.challenges, exchange.auth_generation)
+            except OAuthError as exc:
+                message = f"{_status(status, exchange.reason)}: authorization failed: {exc}"
+                self.note(f"{message} (POST {exchange.rpc_method or 'a message'})")
+                if exchange.kind == REQUEST:
+                    self.fail_request(exchange.rid, message, status=status, what=exchange.rpc_method)
+                return
+            if self.live and not exchange.cancelled:
+                again = self.resend(exchange)
+                if again is None:
+                    if exchange.kind == REQUEST:
+                        self.fail_request(exchange.rid, "authorized; send it again", status=status,
+                                          what=exchange.rpc_method)
+                    return
+                again.authorizations = exchange.authorizations + 1
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._auth_tasks.add(task)
+        task.add_done_callback(self._auth_tasks.discard)
 
     def refused_first(self, post: PostExchange) -> bool:
         """The first message sent got 400, 404 or 405 (``post.status``) with a body that is
@@ -331,6 +386,11 @@ class RemoteTransport(GoneOnce):
         quiet = bool(exchange.headers) and exchange.status in (400, 404, 405)
         if not quiet:
             self.http_errors += 1
+        authorizer = self.authorizer
+        if (exchange.status in (401, 403) and authorizer is not None and self.live
+                and authorizer.handles(exchange.status, exchange.challenges)):
+            self._authorize(exchange)
+            return
         status = _status(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
         rid = exchange.rid
@@ -351,8 +411,10 @@ class RemoteTransport(GoneOnce):
                     return
                 if isinstance(error.get("message"), str):
                     detail = clip(error["message"])
-        if exchange.status == 401:
-            detail = (detail + "; " if detail else "") + "the server wants authorization (set its headers)"
+        if exchange.status == 401 and self.authorizer is None:
+            detail = (detail + "; " if detail else "") + (
+                'the server requires authorization: give it an "auth" in the configuration '
+                "(or the host an on_authorize hook)")
         message = f"{status}: {detail}" if detail else status
         self.note(f"{message} (POST {what})", quiet)
         if exchange.kind == REQUEST:
@@ -406,8 +468,17 @@ class PostExchange(Exchange):
         self.reason = ""
         self.location: str | None = None
         self.error_body: bytearray | None = None
+        #: The ``WWW-Authenticate`` values of a 401/403.
+        self.challenges: list[str] = []
+        #: The authorizer's token generation when the message was made, and how many
+        #: authorizations its sending has caused so far.
+        authorizer = transport.authorizer
+        self.auth_generation = authorizer.generation if authorizer is not None else 0
+        self.authorizations = 0
         #: The request's response (or its failure) was delivered.
         self.done = False
+        #: Given up by the caller: never sent again.
+        self.cancelled = False
 
     def target(self) -> str:
         return self.transport.target
@@ -422,6 +493,8 @@ class PostExchange(Exchange):
             self.on_success(response)
         else:
             self.location = header(response, "location")
+            if response.status in (401, 403):
+                self.challenges = [v for k, v in response.headers if k == "www-authenticate"][:8]
             self.error_body = bytearray()
             self.on_failure(response)
 

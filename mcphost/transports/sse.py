@@ -10,7 +10,8 @@ Layer 2, over :mod:`.remote`. The spec's steps:
    ignored; an HTTP error fails a request at once, as in :mod:`.remote`);
 4. every server message arrives on the GET stream as an ``event: message``.
 
-``start()`` waits for the ``endpoint`` event (the host bounds the start); the end of the
+``start()`` waits for the ``endpoint`` event (the host bounds the start); a 401 to the GET
+is the authorizer's (when there is one) and the GET is made again once it has a token; the end of the
 GET stream is the end of the session: the server is gone. Nothing is resumed: the version
 defines no resumption, and the endpoint belongs to the stream that announced it.
 """
@@ -22,11 +23,13 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from ..auth.errors import OAuthError
 from ..errors import TransportError
 from ..wire.http11 import Response, build_request
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone
 from .httpconn import Exchange, clip, header, target_of
+from .oauth import MAX_AUTHORIZATIONS
 from .remote import PostExchange, RemoteTransport
 
 __all__ = ["SseTransport"]
@@ -42,6 +45,10 @@ class _EventStream(Exchange):
         self.ok = False
         self.status = ""
         self.body = bytearray()
+        #: A 401/403 the authorizer answers: (status, challenges, token generation).
+        self.unauthorized: tuple[int, list[str], int] | None = None
+        authorizer = transport.authorizer
+        self.generation = authorizer.generation if authorizer is not None else 0
 
     def request(self) -> bytes:
         transport = self.transport
@@ -52,8 +59,13 @@ class _EventStream(Exchange):
     def on_response(self, response: Response) -> None:
         self.status = f"HTTP {response.status} {response.reason}".rstrip()
         ctype = (header(response, "content-type") or "").split(";", 1)[0].strip().lower()
+        authorizer = self.transport.authorizer
+        challenges = [v for k, v in response.headers if k == "www-authenticate"][:8]
         if response.status == 200 and ctype == "text/event-stream":
             self.ok = True
+        elif response.status in (401, 403) and authorizer is not None and authorizer.handles(
+                response.status, challenges):
+            self.unauthorized = (response.status, challenges, self.generation)
         elif response.status == 200:
             self.transport.failed(f"GET {self.transport.origin.shown}: {self.status} with Content-Type "
                                   f"{ctype or 'none'!r}, not an event stream")
@@ -77,7 +89,10 @@ class _EventStream(Exchange):
                 return
 
     def on_end(self) -> None:
-        if not self.ok:
+        ready = self.transport._ready
+        if self.unauthorized is not None and ready is not None and not ready.done():
+            ready.set_exception(_Unauthorized(*self.unauthorized))
+        elif not self.ok:
             detail = clip(bytes(self.body))
             self.transport.failed(f"GET {self.transport.origin.shown}: {self.status}"
                                   + (f": {detail}" if detail else ""))
@@ -86,6 +101,10 @@ class _EventStream(Exchange):
 
     def on_error(self, why: str) -> None:
         self.transport.failed(f"the SSE stream was lost: {why}")
+
+
+class _Unauthorized(Exception):
+    """The GET was refused with a challenge the authorizer answers."""
 
 
 class _Post(PostExchange):
@@ -114,14 +133,36 @@ class SseTransport(RemoteTransport):
 
     async def start(self) -> None:
         await super().start()
-        self._ready = asyncio.get_running_loop().create_future()
-        self._stream = _EventStream(self)
-        self.pool.submit(self._stream)
+        for attempt in range(MAX_AUTHORIZATIONS + 1):
+            self._ready = asyncio.get_running_loop().create_future()
+            self._stream = _EventStream(self)
+            self.pool.submit(self._stream)
+            try:
+                await self._ready
+                return
+            except _Unauthorized as refused:
+                await self._authorize_stream(refused, attempt)
+            except BaseException:
+                self.stop()
+                raise
+
+    async def _authorize_stream(self, refused: _Unauthorized, attempt: int) -> None:
+        status, challenges, generation = refused.args
+        assert self.authorizer is not None
         try:
-            await self._ready
-        except BaseException:
+            if attempt == MAX_AUTHORIZATIONS:
+                raise OAuthError(f"still refused after {MAX_AUTHORIZATIONS} authorizations")
+            await self.authorizer.authorize(status, challenges, generation)
+        except OAuthError as exc:
             self.stop()
-            raise
+            why = f"GET {self.origin.shown}: HTTP {status}: authorization failed: {exc}"
+            self.note(why)
+            raise TransportError(why, server=self.name, http_status=status, transient=False) from None
+
+    def resend(self, exchange: PostExchange) -> PostExchange | None:
+        again = _Post(self, exchange.data, exchange.kind, exchange.rpc_method)
+        self.pool.submit(again)
+        return again
 
     def endpoint_event(self, data: str) -> None:
         if self.post_target:

@@ -1,0 +1,14 @@
+"""OAuth 2.1 for remote servers, the sans-I/O part (layer 1): clock and randomness are given.
+
+Modules: ``challenge`` (``WWW-Authenticate`` read), ``discovery`` (where the protected
+resource and authorization server metadata are, and their checks), ``flow`` (PKCE, state,
+the authorization URL, the callback, token and registration requests and answers, scopes),
+``jwt`` (``private_key_jwt`` client assertions, ES256 and RS256), ``errors``
+(``OAuthError``), ``store`` (what a login leaves: ``Credentials``, ``Tokens``,
+``ClientInfo``; the ``TokenStore`` interface and its in-memory default). The network part is
+``mcphost.transports.oauth``.
+"""
+
+from .store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
+
+__all__ = ["ClientInfo", "Credentials", "MemoryTokenStore", "TokenStore", "Tokens"]
