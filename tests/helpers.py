@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -125,3 +126,29 @@ def accepts(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+class LoopLag:
+    """The longest gap between the wake-ups of a task that asks to wake every 5 ms."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.005)
+            now = time.perf_counter()
+            self.worst = max(self.worst, now - last - 0.005)
+            last = now

@@ -167,9 +167,9 @@ class _Post(PostExchange):
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
-            if not self.done and self.kind == REQUEST:
-                transport.resume(self, "the stream ended before the response")
-                return
+            if self.kind == REQUEST:  # once the messages before the end are delivered
+                transport.in_order.then(lambda: transport.resume(self, "the stream ended before the response"))
+            return
         elif not self.done and self.kind == REQUEST and transport.standalone is not None:
             # 202 to a request: its answer may still come on the standalone stream.
             logger.debug("%s: HTTP %d to %s; waiting for its response on the GET stream",
@@ -181,7 +181,7 @@ class _Post(PostExchange):
         if self.mode == _SSE and not self.done and self.kind == REQUEST and self.transport.live:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
-            self.transport.resume(self, why)
+            self.transport.in_order.then(lambda: self.transport.resume(self, why))
         else:
             super().on_error(why)
 

@@ -9,18 +9,16 @@ past ``max_message_tokens``; a listing's items are counted before any is checked
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ECHO_TOOL, fake, wait_for
+from helpers import ECHO_TOOL, LoopLag, fake, wait_for
 
 from mcphost import MCPHost
 from mcphost._json import MAX_TOKENS, TokenCount, codec
@@ -33,32 +31,6 @@ from mcphost.transports.stdio import transport as stdio_module
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 SERVER = str(Path(__file__).resolve().parent.parent / "data" / "big_list_server.py")
-
-
-class LoopLag:
-    """The longest gap between the wake-ups of a task that asks to wake every 5 ms."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self._task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> LoopLag:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-        await asyncio.sleep(0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _run(self) -> None:
-        last = time.perf_counter()
-        while True:
-            await asyncio.sleep(0.005)
-            now = time.perf_counter()
-            self.worst = max(self.worst, now - last - 0.005)
-            last = now
 
 
 @pytest.fixture(params=["orjson", "stdlib"])
