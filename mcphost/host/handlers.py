@@ -236,7 +236,10 @@ class Callbacks:
         ``server_installing``, ``server_retrying`` / ``request_retrying`` (data:
         ``attempt``, ``attempts``, ``delay``, ``error``), ``server_restarting``,
         ``server_gave_up``, ``session_renewed`` (an HTTP server's session was renewed:
-        its log level and subscriptions told again, its lists fetched again)."""
+        its log level and subscriptions told again, its lists fetched again),
+        ``notifications_interrupted`` / ``notifications_restored`` (data: the reason; a
+        Streamable HTTP server's GET stream keeps failing: its own requests and
+        notifications may be lost while calls work; then it is back)."""
         _callable("on_event", handler)
         self._handlers.events.append(handler)
 

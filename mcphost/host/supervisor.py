@@ -375,6 +375,13 @@ class Supervisor:
         name = handle.name
         handlers = self.handlers
 
+        def on_stream(back: bool, why: str) -> None:
+            # The server's own requests and notifications may be lost while calls still work.
+            handlers.emit({"type": "notifications_restored" if back else "notifications_interrupted",
+                           "server": name, "data": why})
+
+        transport.watch_stream(on_stream)
+
         async def on_request(method: str, params: dict[str, Any]) -> Any:
             return await handlers.answer(name, method, params)
 

@@ -538,6 +538,7 @@ class StreamableHttpTransport(RemoteTransport):
             self.note(f"the GET stream failed {tries.failures} tries in a row ({why}): the server's own "
                       f"requests and notifications are not received until it opens again (tried every "
                       f"{delay:g} s and after the next successful call)")
+            self.tell_stream(False, f"the GET stream failed {tries.failures} tries in a row ({why})")
         logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
         tries.timer = self._later(delay, self._open_standalone)
 
@@ -564,6 +565,7 @@ class StreamableHttpTransport(RemoteTransport):
         if get is self.standalone and get.ok and self.stream_retry.given_up:
             self.stream_retry.given_up = False
             logger.warning("%s: the GET stream is open again", self.name)
+            self.tell_stream(True, "the GET stream is open again")
 
     # -- closing ----------------------------------------------------------------------------
 

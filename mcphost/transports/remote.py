@@ -36,7 +36,7 @@ from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
-from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
+from .base import REQUEST, Gone, GoneOnce, Receiver, StreamListener, oversized_target
 from .counted import InOrder, Raw, head_of
 from .httpconn import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -141,6 +141,7 @@ class RemoteTransport(GoneOnce):
         self._tail: deque[str] = deque(maxlen=_TAIL)
         self._not_json = Throttle()
         self._post_head: tuple[Any, bytes] | None = None
+        self._stream_listener: StreamListener | None = None
         self.messages_in = 0
         self.messages_out = 0
         self.http_errors = 0
@@ -341,6 +342,14 @@ class RemoteTransport(GoneOnce):
 
     def give_up(self, reason: str) -> None:
         self.gone(reason)
+
+    def watch_stream(self, listener: StreamListener | None) -> None:
+        self._stream_listener = listener
+
+    def tell_stream(self, back: bool, why: str) -> None:
+        """The way the server's own messages come failed for a while (``back``: it is back)."""
+        if self._stream_listener is not None and self.live:
+            self._stream_listener(back, why)
 
     def stop(self) -> None:
         """Drop the connections (subclasses also stop their timers)."""
