@@ -108,7 +108,7 @@ class Supervisor:
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
         #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
-        self.sigterm = SigtermShutdown(self._shutdown_host)
+        self.sigterm = SigtermShutdown(self._shutdown_host, self.kill_now)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         # The task running each server's start, so that a stop can cancel it rather than
