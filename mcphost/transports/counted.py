@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 from collections.abc import Callable
 from typing import Final, Generic, TypeVar
 
 from .._json import MAX_TOKENS, TokenCount
 
 __all__ = ["COUNTED", "InOrder", "Raw", "head_of"]
+
+logger = logging.getLogger("mcphost.transports")
 
 #: Messages longer than this (bytes) have their JSON tokens counted before they are
 #: decoded (below it a message cannot hold enough tokens to stall the loop).
@@ -98,7 +101,10 @@ class InOrder(Generic[M]):
                         if small:
                             break
                         held.popleft()
-                        first()
+                        try:
+                            first()
+                        except Exception:  # a bug of the transport: what waits behind it still goes
+                            logger.exception("%s: failed after a counted message", self.name)
                     elif len(first) <= COUNTED:
                         small.append(held.popleft())  # type: ignore[arg-type]
                     else:

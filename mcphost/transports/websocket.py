@@ -222,11 +222,13 @@ class WebSocketTransport(GoneOnce):
                 self._receiver.on_messages(messages)
 
     def _too_many_tokens(self, payload: Raw, reason: str) -> None:
-        self._tail.append(reason)
-        logger.error("%s: %s; discarded", self.name, reason)
         from_server, rid = oversized_target(head_of(payload))
+        # A request or notification of the server: no call waits for it, it is only logged.
+        said = f"{reason}; discarded" + (" (a request or notification of the server)" if from_server else "")
+        self._tail.append(said)
+        logger.error("%s: %s", self.name, said)
         if from_server:
-            return  # a request or notification of the server: no call waits for it
+            return
         if rid is None:
             reason += "; the call it answered cannot be identified"
         if self._receiver is not None and self._gone is None:

@@ -54,10 +54,11 @@ async def big_server(mode: str, *args: str) -> AsyncIterator[dict[str, Any]]:
 @pytest.mark.parametrize("mode", ["http-json", "http-sse", "sse", "ws"])
 async def test_a_million_tool_listing_is_refused_while_counted_and_the_loop_never_stalls(mode: str) -> None:
     # Measured on a loaded 2-core machine, before: the whole message decoded and checked on
-    # the loop in one go, a worst gap of 7.0 s (HTTP JSON), 4.7 s (HTTP SSE), 4.2 s (legacy
-    # SSE), 5.4 s (WebSocket) and +790 MB; after: 0.10-0.15 s (the few whole-message passes
-    # left: reading the body, UTF-8 of the SSE event or text frame) and 137 MB. The bound
-    # asserted is generous for a loaded CI machine and still 4x under the old stall.
+    # the loop in one go, a worst gap of 4.2-7.0 s by the clock (1.6 s of the loop's CPU
+    # time with the machine quieter) and +790 MB; after: 0.04-0.06 s of CPU time (0.1-0.2 s
+    # by the clock: the few whole-message passes left, reading the body, the UTF-8 of an
+    # SSE event or text frame) and 137 MB. The bound is on the loop's CPU time, which a
+    # loaded machine's scheduling does not inflate, and is still 3x under the old stall.
     async with big_server(mode) as entry:
         cfg = {"mcpServers": {"big": entry, "fine": fake({"tools": [ECHO_TOOL]})}}
         async with LoopLag() as lag, MCPHost(cfg, require_all=False) as host:
@@ -68,7 +69,7 @@ async def test_a_million_tool_listing_is_refused_while_counted_and_the_loop_neve
             assert "max_message_tokens" in listing["big"]["error"]
             assert (await host.call_tool("fine.echo", {"text": "hi"}))["content"]
             assert host.get_metrics()["big"]["transport"]["too_many_tokens"] == 1
-    assert lag.worst < 1.0, f"the event loop stalled {lag.worst:.3f} s"
+    assert lag.worst < 0.5, f"the event loop stalled {lag.worst:.3f} s ({lag.worst_wall:.3f} s by the clock)"
 
 
 @pytest.mark.parametrize("mode", ["http-sse", "ws"])
@@ -85,7 +86,7 @@ async def test_the_bound_is_an_option_and_a_big_notification_is_only_logged(
             assert "more than 100,000 JSON tokens" in error
             assert host.get_metrics()["big"]["transport"]["too_many_tokens"] == 2
     logged = [r.getMessage() for r in caplog.records if "more than 100,000 JSON tokens" in r.getMessage()]
-    assert any("notification" in line for line in logged) or mode == "ws", logged
+    assert any("(a request or notification of the server)" in line for line in logged), logged
 
 
 @pytest.mark.parametrize("mode", ["http-sse", "sse", "ws"])
