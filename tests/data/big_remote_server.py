@@ -6,9 +6,9 @@ answer is an event of the GET stream) or ``ws`` (WebSocket, one text frame). arg
 many tools the one page lists (default 1,000,000: about 47 MB). With argv[3] ``notify``,
 a notification just as big is sent first (it is the server's own: only logged).
 
-It prints its port on stdout, then serves on 127.0.0.1 until stdin closes. Every other
-request gets an empty result; ``tools/call`` of ``echo`` answers, so a test can see the
-host still talks to it.
+It prints its port on stdout, then serves on 127.0.0.1 until stdin closes. It speaks the
+handshake era: ``initialize``, ``tools/list``, ``tools/call`` and ``ping`` are answered,
+any other request (``server/discover`` included) gets -32601.
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ def answers(msg: Any) -> list[bytes]:
         return [*out, big(b'{"jsonrpc":"2.0","id":%s,"result":{"tools":[' % json.dumps(rid).encode())]
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": "hi"}]}
-    else:
+    elif method == "ping":
         result = {}
+    else:  # server/discover included: a server of the handshake era
+        error = {"code": -32601, "message": f"Method not found: {method}"}
+        return [json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode()]
     return [json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()]
 
 
