@@ -94,6 +94,16 @@ class Handlers:
             extra=self.extra_capabilities,
         )
 
+    def stream_events(self, server: str) -> Callable[[bool, str], None]:
+        """What a transport tells of ``server``'s own messages (``Transport.watch_stream``)
+        as events: they may be lost while calls still work, then they come again."""
+
+        def told(back: bool, why: str) -> None:
+            self.emit({"type": "notifications_restored" if back else "notifications_interrupted",
+                       "server": server, "data": why})
+
+        return told
+
     def emit(self, event: HostEvent) -> None:
         for handler in list(self.events):
             self.call(handler, (event,), "event handler")

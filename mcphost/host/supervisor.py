@@ -89,8 +89,7 @@ class Supervisor:
         self.servers = servers
         self.environ = environ
         self.max_message_size = max_message_size
-        #: JSON tokens a received message over 1 MiB may hold (``Bounds.max_message_tokens``).
-        self.max_message_tokens = max_message_tokens
+        self.max_message_tokens = max_message_tokens  # of a message over 1 MiB (Bounds)
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
@@ -374,13 +373,7 @@ class Supervisor:
         await transport.start()
         name = handle.name
         handlers = self.handlers
-
-        def on_stream(back: bool, why: str) -> None:
-            # The server's own requests and notifications may be lost while calls still work.
-            handlers.emit({"type": "notifications_restored" if back else "notifications_interrupted",
-                           "server": name, "data": why})
-
-        transport.watch_stream(on_stream)
+        transport.watch_stream(handlers.stream_events(name))
 
         async def on_request(method: str, params: dict[str, Any]) -> Any:
             return await handlers.answer(name, method, params)

@@ -564,8 +564,7 @@ class StreamableHttpTransport(RemoteTransport):
     def stream_back(self, get: GetStream) -> None:
         if get is self.standalone and get.ok and self.stream_retry.given_up:
             self.stream_retry.given_up = False
-            logger.warning("%s: the GET stream is open again", self.name)
-            self.tell_stream(True, "the GET stream is open again")
+            self.tell_stream(True, "the GET stream is open again")  # logged, and told
 
     # -- closing ----------------------------------------------------------------------------
 

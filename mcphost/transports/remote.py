@@ -347,7 +347,10 @@ class RemoteTransport(GoneOnce):
         self._stream_listener = listener
 
     def tell_stream(self, back: bool, why: str) -> None:
-        """The way the server's own messages come failed for a while (``back``: it is back)."""
+        """The way the server's own messages come failed for a while (``back``: it is back,
+        which is logged here; the failure was noted by the caller)."""
+        if back:
+            logger.warning("%s: %s", self.name, why)
         if self._stream_listener is not None and self.live:
             self._stream_listener(back, why)
 
