@@ -79,13 +79,15 @@ class TokenCount:
     JSON is counted all the same (decoding refuses it later).
     """
 
-    __slots__ = ("_inside", "data", "position", "tokens")
+    __slots__ = ("_inside", "_marks", "data", "position", "tokens")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes | str) -> None:
         self.data = data
         self.position = 0
         self.tokens = 0
         self._inside = False  # the last slice ended inside a string
+        # Text (a decoded WebSocket or SSE message) is counted as it is, not encoded first.
+        self._marks: tuple[Any, ...] = _TEXT_MARKS if isinstance(data, str) else _BYTE_MARKS
 
     @property
     def done(self) -> bool:
@@ -93,21 +95,26 @@ class TokenCount:
 
     def step(self, size: int = TOKEN_SLICE) -> int:
         """Count the next ``size`` bytes (or a few more); return the tokens so far."""
-        data = self.data
+        data: Any = self.data
+        backslash, two, escaped, quote, empty, comma, colon, bracket, brace = self._marks
         end = min(len(data), self.position + size)
-        while end < len(data) and data[end - 1] == 0x5C:
+        while end < len(data) and data[end - 1 : end] == backslash:
             end += 1  # a slice never ends on a backslash: its escape is counted whole
         chunk = data[self.position : end]
         self.position = end
-        if b"\\" in chunk:
+        if backslash in chunk:
             # Escaped backslashes, then escaped quotes: every quote left delimits a string.
-            chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
-        parts = chunk.split(b'"')
-        outside = b"".join(parts[1::2] if self._inside else parts[::2])
+            chunk = chunk.replace(two, empty).replace(escaped, empty)
+        parts = chunk.split(quote)
+        outside = empty.join(parts[1::2] if self._inside else parts[::2])
         if not len(parts) & 1:  # an odd number of quotes: the string state flips
             self._inside = not self._inside
-        self.tokens += outside.count(b",") + outside.count(b":") + outside.count(b"[") + outside.count(b"{")
+        self.tokens += outside.count(comma) + outside.count(colon) + outside.count(bracket) + outside.count(brace)
         return self.tokens
+
+
+_BYTE_MARKS: Final = (b"\\", b"\\\\", b'\\"', b'"', b"", b",", b":", b"[", b"{")
+_TEXT_MARKS: Final = ("\\", "\\\\", '\\"', '"', "", ",", ":", "[", "{")
 
 
 def _lone_surrogate(value: Any) -> bool:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from ._json import MAX_TOKENS
 from .errors import UsageError
 
 __all__ = ["Bounds", "NAME_RULE", "CONTROL"]
@@ -35,6 +36,11 @@ class Bounds:
         max_name_length: characters in a tool, prompt or resource name; longer: dropped.
         max_description_length: characters kept of a description (longer: cut, marked).
         max_error_length: characters of a server's text quoted in an error message.
+        max_message_tokens: JSON tokens (``[``, ``{``, ``,``, ``:`` outside strings) one
+            received message over 1 MiB may hold, on every transport. Such a message is
+            counted a slice per event-loop turn before it is decoded; past the bound it is
+            refused undecoded: the call it answered fails with a ``ProtocolError`` (a
+            request or notification of the server is only logged).
     """
 
     max_list_items: int = 10_000
@@ -42,10 +48,11 @@ class Bounds:
     max_name_length: int = 1_024
     max_description_length: int = 65_536
     max_error_length: int = 2_000
+    max_message_tokens: int = MAX_TOKENS
 
     def __post_init__(self) -> None:
         for name in ("max_list_items", "max_pages", "max_name_length", "max_description_length",
-                     "max_error_length"):
+                     "max_error_length", "max_message_tokens"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise UsageError(f"Bounds.{name} must be a positive integer, not {value!r}")

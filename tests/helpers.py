@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -125,3 +126,37 @@ def accepts(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+class LoopLag:
+    """How long the event loop was kept from running a task that asks to wake every 5 ms.
+
+    ``worst`` is the most CPU time the loop's thread spent between two of its wake-ups: the
+    work that held the loop, whatever the operating system did meanwhile (on a loaded
+    machine a process can wait a second for a core, which no code of ours can change).
+    ``worst_wall`` is the longest gap by the clock, scheduling included.
+    """
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.worst_wall = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        last, last_cpu = time.perf_counter(), time.thread_time()
+        while True:
+            await asyncio.sleep(0.005)
+            now, cpu = time.perf_counter(), time.thread_time()
+            self.worst_wall = max(self.worst_wall, now - last - 0.005)
+            self.worst = max(self.worst, cpu - last_cpu)
+            last, last_cpu = now, cpu

@@ -181,7 +181,7 @@ class MCPHost:
         self.supervisor = Supervisor(
             self._servers, handlers=self.handlers, registry=self.registry, transport_factory=transport_factory,
             environ=self._environ, max_message_size=max_message_size, inherit_env=inherit_env,
-            unavailable_after_timeouts=unavailable_after_timeouts,
+            max_message_tokens=bounds.max_message_tokens, unavailable_after_timeouts=unavailable_after_timeouts,
             client_info=dict(client_info or {"name": "mcphost", "version": __version__}),
             validate_messages=validate_messages, handle_signals=handle_signals, retry=retry,
             redactor=self.redactor, reads=self.reads, local=local, trace_bodies=trace_bodies, keepalive=keepalive,

@@ -94,6 +94,16 @@ class Handlers:
             extra=self.extra_capabilities,
         )
 
+    def stream_events(self, server: str) -> Callable[[bool, str], None]:
+        """What a transport tells of ``server``'s own messages (``Transport.watch_stream``)
+        as events: they may be lost while calls still work, then they come again."""
+
+        def told(back: bool, why: str) -> None:
+            self.emit({"type": "notifications_restored" if back else "notifications_interrupted",
+                       "server": server, "data": why})
+
+        return told
+
     def emit(self, event: HostEvent) -> None:
         for handler in list(self.events):
             self.call(handler, (event,), "event handler")
@@ -236,7 +246,10 @@ class Callbacks:
         ``server_installing``, ``server_retrying`` / ``request_retrying`` (data:
         ``attempt``, ``attempts``, ``delay``, ``error``), ``server_restarting``,
         ``server_gave_up``, ``session_renewed`` (an HTTP server's session was renewed:
-        its log level and subscriptions told again, its lists fetched again)."""
+        its log level and subscriptions told again, its lists fetched again),
+        ``notifications_interrupted`` / ``notifications_restored`` (data: the reason; a
+        Streamable HTTP server's GET stream keeps failing: its own requests and
+        notifications may be lost while calls work; then it is back)."""
         _callable("on_event", handler)
         self._handlers.events.append(handler)
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .._json import MAX_TOKENS
 from ..client.renewal import RenewalPolicy
 from ..client.session import ClientSession
 from ..errors import (
@@ -67,6 +68,7 @@ class Supervisor:
         transport_factory: Callable[[ServerConfig], Transport] | None,
         environ: Mapping[str, str],
         max_message_size: int,
+        max_message_tokens: int = MAX_TOKENS,
         inherit_env: bool = False,
         unavailable_after_timeouts: int = 1,
         client_info: dict[str, Any],
@@ -87,6 +89,7 @@ class Supervisor:
         self.servers = servers
         self.environ = environ
         self.max_message_size = max_message_size
+        self.max_message_tokens = max_message_tokens  # of a message over 1 MiB (Bounds)
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
@@ -104,7 +107,7 @@ class Supervisor:
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
         #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
-        self.sigterm = SigtermShutdown(self._shutdown_host)
+        self.sigterm = SigtermShutdown(self._shutdown_host, self.kill_now)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
         # The task running each server's start, so that a stop can cancel it rather than
@@ -355,8 +358,9 @@ class Supervisor:
 
         return make_transport(
             config, environ=self.environ, max_message_size=self.max_message_size,
-            inherit_env=self.inherit_env, redact=self.redactor.text, shutdown_timeout=handle.shutdown_timeout,
-            auth=self.auth, in_process={name: local.serve for name, local in self.local.items()},
+            max_message_tokens=self.max_message_tokens, inherit_env=self.inherit_env, redact=self.redactor.text,
+            shutdown_timeout=handle.shutdown_timeout, auth=self.auth,
+            in_process={name: local.serve for name, local in self.local.items()},
         )
 
     async def _connect(self, handle: ServerHandle) -> None:
@@ -369,6 +373,7 @@ class Supervisor:
         await transport.start()
         name = handle.name
         handlers = self.handlers
+        transport.watch_stream(handlers.stream_events(name))
 
         async def on_request(method: str, params: dict[str, Any]) -> Any:
             return await handlers.answer(name, method, params)

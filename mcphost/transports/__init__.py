@@ -10,7 +10,8 @@ over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` the
 connections and keep-alive pool, ``proxy``, ``tunnel`` and ``tls`` their proxies, tunnels and TLS contexts,
 ``oauth`` their authorizer (the OAuth steps of ``mcphost.auth`` over these connections);
 ``trace`` is the wire trace of every transport, ``throttle`` bounds a diagnostic a server
-can repeat at will.
+can repeat at will, ``counted`` delivers what a transport received in order, a message over
+1 MiB counted (its JSON tokens, a slice per loop turn) before it is decoded.
 """
 
 from .base import BaseTransport, Gone, ProcessEnd, Receiver, SessionLost, Transport, Vitals

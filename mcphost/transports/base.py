@@ -25,7 +25,9 @@ a new one by itself (that is the MCP handshake, the client session's): it holds 
 is sent and tells the listener given to :meth:`Transport.watch_session` once
 (:class:`SessionLost`). The client session then sends its handshake inside
 :meth:`Transport.session_opening`, and calls :meth:`Transport.release_held`; or gives up
-with :meth:`Transport.give_up`. What the layers above need of a transport is a member of
+with :meth:`Transport.give_up`. A transport whose server-to-client messages travel apart
+(Streamable HTTP's GET stream) tells the listener given to :meth:`Transport.watch_stream`
+when that way keeps failing and when it is back. What the layers above need of a transport is a member of
 this contract, with a default in :class:`BaseTransport`: nobody reaches a transport's
 features by ``getattr``.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "BaseTransport",
     "GoneOnce",
     "SessionLost",
+    "StreamListener",
     "REQUEST",
     "NOTIFICATION",
     "RESPONSE",
@@ -151,6 +154,9 @@ class SessionLost:
 
 
 SessionListener = Callable[[SessionLost], None]
+#: Told ``(False, why)`` when the stream the server's own requests and notifications come
+#: on keeps failing (they may be lost until it is back), ``(True, why)`` when it is back.
+StreamListener = Callable[[bool, str], None]
 
 
 class Receiver(Protocol):
@@ -233,6 +239,11 @@ class Transport(Protocol):
         """Who is told when the transport's own session is lost (``None``: nobody; the
         transport then treats a lost session as the server gone)."""
 
+    def watch_stream(self, listener: StreamListener | None) -> None:
+        """Who is told when the server's own messages cannot reach the host for a while
+        though calls still work (Streamable HTTP: the GET stream keeps failing) and when
+        they can again (``None``: nobody)."""
+
     def session_opening(self) -> contextlib.AbstractContextManager[None]:
         """A block whose sends open a new session: they go out at once, ahead of what the
         transport holds since the session was lost."""
@@ -266,6 +277,9 @@ class BaseTransport:
 
     def watch_session(self, listener: SessionListener | None) -> None:
         return None  # no session of its own: never lost
+
+    def watch_stream(self, listener: StreamListener | None) -> None:
+        return None  # the server's messages come with everything else: never apart
 
     @contextlib.contextmanager
     def session_opening(self) -> Iterator[None]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from .._json import MAX_TOKENS
 from ..errors import ConfigurationError
 from .base import Transport
 
@@ -30,8 +31,15 @@ TransportFactory = Callable[["ServerConfig"], Transport]
 InProcessServer = Callable[[Transport], None]
 
 
+class MessageSizes(NamedTuple):
+    """How big one received message may be: bytes, and JSON tokens past 1 MiB."""
+
+    bytes: int
+    tokens: int
+
+
 def _stdio(
-    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    config: ServerConfig, environ: Mapping[str, str], sizes: MessageSizes, inherit_env: bool,
     redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .stdio import StdioTransport
@@ -45,7 +53,8 @@ def _stdio(
         config.args,
         env=child_environment(environ, config.env, inherit=inherit_env or config.inherit_env, name=config.name),
         cwd=config.cwd,
-        max_message_size=max_message_size,
+        max_message_size=sizes.bytes,
+        max_message_tokens=sizes.tokens,
         memory_limit=limits.memory_bytes if limits else None,
         cpu_limit=limits.cpu_seconds if limits else None,
         files_limit=limits.open_files if limits else None,
@@ -56,7 +65,7 @@ def _stdio(
 
 
 def _websocket(
-    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    config: ServerConfig, environ: Mapping[str, str], sizes: MessageSizes, inherit_env: bool,
     redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .websocket import WebSocketTransport
@@ -66,7 +75,8 @@ def _websocket(
             key.lower() for key, _ in headers}:
         headers.append(("Authorization", f"Bearer {config.auth.token}"))
     return WebSocketTransport(config.name, config.url or "", headers=headers,
-                              max_message_size=max_message_size, ssl_context=_tls(config))
+                              max_message_size=sizes.bytes, max_message_tokens=sizes.tokens,
+                              ssl_context=_tls(config))
 
 
 def _tls(config: ServerConfig) -> ssl.SSLContext | None:
@@ -80,7 +90,7 @@ def _tls(config: ServerConfig) -> ssl.SSLContext | None:
                           key_file=tls.key_file)
 
 
-def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: int,
+def _remote(config: ServerConfig, environ: Mapping[str, str], sizes: MessageSizes,
             auth: AuthHooks | None = None) -> dict[str, Any]:
     """The options both HTTP transports take: headers, limits, TLS, the proxy, the authorizer."""
     from .httpconn import parse_url
@@ -90,31 +100,32 @@ def _remote(config: ServerConfig, environ: Mapping[str, str], max_message_size: 
     origin, _ = parse_url(config.url or "", config.name)
     context = _tls(config)
     return {
-        "headers": config.headers.items(), "max_message_size": max_message_size, "ssl_context": context,
+        "headers": config.headers.items(), "max_message_size": sizes.bytes, "max_message_tokens": sizes.tokens,
+        "ssl_context": context,
         "proxy": proxy_for(origin.scheme, origin.host, origin.port, environ, config.name),
         "authorizer": make_authorizer(config, auth, context),
     }
 
 
 def _http(
-    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    config: ServerConfig, environ: Mapping[str, str], sizes: MessageSizes, inherit_env: bool,
     redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .http_auto import HttpTransport
 
-    return HttpTransport(config.name, config.url or "", **_remote(config, environ, max_message_size, auth))
+    return HttpTransport(config.name, config.url or "", **_remote(config, environ, sizes, auth))
 
 
 def _sse(
-    config: ServerConfig, environ: Mapping[str, str], max_message_size: int, inherit_env: bool,
+    config: ServerConfig, environ: Mapping[str, str], sizes: MessageSizes, inherit_env: bool,
     redact: Callable[[str], str] | None, shutdown_timeout: float, auth: AuthHooks | None,
 ) -> Transport:
     from .sse import SseTransport
 
-    return SseTransport(config.name, config.url or "", **_remote(config, environ, max_message_size, auth))
+    return SseTransport(config.name, config.url or "", **_remote(config, environ, sizes, auth))
 
 
-_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], int, bool, Callable[[str], str] | None, float,
+_BUILDERS: Final[dict[str, Callable[[ServerConfig, Mapping[str, str], MessageSizes, bool, Callable[[str], str] | None, float,
                                      AuthHooks | None], Transport]]] = {
     "http": _http,
     "sse": _sse,
@@ -128,14 +139,15 @@ LOCAL: Final = "local"
 def make_transport(
     config: ServerConfig, *, environ: Mapping[str, str], max_message_size: int, inherit_env: bool = False,
     redact: Callable[[str], str] | None = None, in_process: Mapping[str, InProcessServer] | None = None,
-    shutdown_timeout: float = 10.0, auth: AuthHooks | None = None,
+    shutdown_timeout: float = 10.0, auth: AuthHooks | None = None, max_message_tokens: int = MAX_TOKENS,
 ) -> Transport:
     """An unstarted transport for ``config`` (``ConfigurationError`` if its type has none).
     A child process gets the allow-listed part of ``environ`` (all of it with
     ``inherit_env``) plus the server's own ``env``; ``redact`` is applied to every line the
     server writes on stderr; ``shutdown_timeout`` (the server's own ``shutdownTimeout``
     first) is how long a process left running at interpreter exit gets after SIGTERM. A
-    ``local`` server is served by ``in_process[config.name]``. ``auth``: what a remote
+    ``local`` server is served by ``in_process[config.name]``. A message over 1 MiB may hold
+    ``max_message_tokens`` JSON tokens (counted before it is decoded). ``auth``: what a remote
     server's authorizer needs of the host (``on_authorize``, the token store, the redactor)."""
     if config.type == LOCAL:
         serve = (in_process or {}).get(config.name)
@@ -154,7 +166,8 @@ def make_transport(
             f"(supported: {', '.join(sorted(_BUILDERS))})",
             server=config.name,
         )
-    return builder(config, environ, max_message_size, inherit_env, redact, shutdown_timeout, auth)
+    sizes = MessageSizes(max_message_size, max_message_tokens)
+    return builder(config, environ, sizes, inherit_env, redact, shutdown_timeout, auth)
 
 
 def may_install_first(config: ServerConfig) -> bool:

@@ -167,9 +167,9 @@ class _Post(PostExchange):
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
-            if not self.done and self.kind == REQUEST:
-                transport.resume(self, "the stream ended before the response")
-                return
+            if self.kind == REQUEST:  # once the messages before the end are delivered
+                transport.in_order.then(lambda: transport.resume(self, "the stream ended before the response"))
+            return
         elif not self.done and self.kind == REQUEST and transport.standalone is not None:
             # 202 to a request: its answer may still come on the standalone stream.
             logger.debug("%s: HTTP %d to %s; waiting for its response on the GET stream",
@@ -181,7 +181,7 @@ class _Post(PostExchange):
         if self.mode == _SSE and not self.done and self.kind == REQUEST and self.transport.live:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
-            self.transport.resume(self, why)
+            self.transport.in_order.then(lambda: self.transport.resume(self, why))
         else:
             super().on_error(why)
 
@@ -538,6 +538,7 @@ class StreamableHttpTransport(RemoteTransport):
             self.note(f"the GET stream failed {tries.failures} tries in a row ({why}): the server's own "
                       f"requests and notifications are not received until it opens again (tried every "
                       f"{delay:g} s and after the next successful call)")
+            self.tell_stream(False, f"the GET stream failed {tries.failures} tries in a row ({why})")
         logger.debug("%s: the GET stream ended (%s); opening it again in %.3f s", self.name, why, delay)
         tries.timer = self._later(delay, self._open_standalone)
 
@@ -563,7 +564,7 @@ class StreamableHttpTransport(RemoteTransport):
     def stream_back(self, get: GetStream) -> None:
         if get is self.standalone and get.ok and self.stream_retry.given_up:
             self.stream_retry.given_up = False
-            logger.warning("%s: the GET stream is open again", self.name)
+            self.tell_stream(True, "the GET stream is open again")  # logged, and told
 
     # -- closing ----------------------------------------------------------------------------
 

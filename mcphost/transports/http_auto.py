@@ -36,8 +36,8 @@ __all__ = ["HttpTransport"]
 logger = logging.getLogger("mcphost.transports.http")
 
 # The options the legacy transport shares with this one.
-_SHARED = ("max_message_size", "max_connections", "connect_timeout", "max_header_size", "ssl_context", "proxy",
-           "authorizer")
+_SHARED = ("max_message_size", "max_message_tokens", "max_connections", "connect_timeout", "max_header_size",
+           "ssl_context", "proxy", "authorizer")
 
 
 class HttpTransport(StreamableHttpTransport):

@@ -128,12 +128,17 @@ class GetStream(Exchange):
         self.transport.feed(self.stream, chunk, rid)
 
     def on_end(self) -> None:
-        self.transport.get_ended(self, "the server ended the stream")
+        self.ended("the server ended the stream")
 
     def on_error(self, why: str) -> None:
         if self.transport.gate is not None and self.post is None:
             self.transport.open_gate()
-        self.transport.get_ended(self, why)
+        self.ended(why)
+
+    def ended(self, why: str) -> None:
+        """The stream ended: told once the messages it carried are delivered."""
+        transport = self.transport
+        transport.in_order.then(lambda: transport.get_ended(self, why))
 
     def on_connect_failed(self, why: str) -> None:
         # No connection to reopen the stream on: after a few tries in a row (a server being

@@ -30,13 +30,14 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from .._json import loads
+from .._json import MAX_TOKENS, loads
 from ..auth.errors import OAuthError
 from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
-from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
+from .base import REQUEST, Gone, GoneOnce, Receiver, StreamListener, oversized_target
+from .counted import InOrder, Raw, head_of
 from .httpconn import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -110,6 +111,7 @@ class RemoteTransport(GoneOnce):
         ssl_context: ssl.SSLContext | None = None,
         proxy: Proxy | None = None,
         authorizer: Authorizer | None = None,
+        max_message_tokens: int = MAX_TOKENS,
     ) -> None:
         self.name = name
         #: Gives the ``Authorization`` header and answers 401/403 challenges (``auth``).
@@ -139,11 +141,15 @@ class RemoteTransport(GoneOnce):
         self._tail: deque[str] = deque(maxlen=_TAIL)
         self._not_json = Throttle()
         self._post_head: tuple[Any, bytes] | None = None
+        self._stream_listener: StreamListener | None = None
         self.messages_in = 0
         self.messages_out = 0
         self.http_errors = 0
         self.reconnects = 0
         self.oversized_messages = 0
+        #: What is received, in order: a message over 1 MiB has its JSON tokens counted
+        #: first (a slice per loop turn), and is refused past ``max_message_tokens``.
+        self.in_order = InOrder[Raw](name, self._deliver_raw, self._too_many_tokens, max_message_tokens)
 
     # -- the contract -----------------------------------------------------------------------
 
@@ -172,6 +178,7 @@ class RemoteTransport(GoneOnce):
             "http_requests": pool.requests, "http_errors": self.http_errors,
             "connections": pool.connections, "reconnects": self.reconnects, "answers_dropped": pool.dropped,
             "oversized": self.oversized_messages, "not_json": self._not_json.count,
+            "too_many_tokens": self.in_order.refused,
         }
 
     def _on_write_paused(self, paused: bool) -> None:
@@ -236,15 +243,15 @@ class RemoteTransport(GoneOnce):
 
     def decode(self, raw: bytes | str) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
-        data = raw.encode("utf-8") if isinstance(raw, str) else raw
         if self.trace.enabled():
-            self.trace.messages(False, [data])
+            self.trace.messages(False, [raw.encode("utf-8") if isinstance(raw, str) else raw])
         try:
-            return loads(data)
+            return loads(raw)  # text (an SSE event's data) is decoded as it is, not encoded first
         except ValueError:
             # The server controls how many: the first few are logged, then one in 1000.
             if self._not_json.tick():
-                self.note(f"the server sent a message that is not JSON: {clip(data, 100)}{self._not_json.suffix()}")
+                self.note(f"the server sent a message that is not JSON: {clip(head_of(raw, 200), 100)}"
+                          f"{self._not_json.suffix()}")
             return _NOTHING
 
     def deliver(self, messages: list[Any]) -> None:
@@ -257,20 +264,29 @@ class RemoteTransport(GoneOnce):
         else:
             receiver.on_messages(messages)
 
-    def deliver_raw(self, raw: bytes | str) -> Any:
-        """Decode and deliver one message; return it (``_NOTHING`` if it was not JSON)."""
-        msg = self.decode(raw)
-        if msg is not _NOTHING:
-            self.deliver([msg])
-        return msg
+    def deliver_raw(self, raw: bytes | str) -> None:
+        """Decode and deliver one message, in its turn (:attr:`in_order`)."""
+        self.in_order.push([raw])
+
+    def _deliver_raw(self, raws: list[Raw]) -> None:
+        messages = [msg for msg in map(self.decode, raws) if msg is not _NOTHING]
+        if messages:
+            self.deliver(messages)
+
+    def _too_many_tokens(self, data: Raw, reason: str) -> None:
+        self.discarded(head_of(data), reason)
 
     def oversized(self, item: Oversized, stream_rid: Any = None) -> None:
-        """A message over ``max_message_size`` was discarded as it streamed: fail the call
-        it answered (``stream_rid``: the request whose stream carried it, when the message
-        does not say), or only log it if it was the server's own request or notification."""
+        """A message over ``max_message_size`` was discarded as it streamed."""
         self.oversized_messages += 1
-        reason = f"the server sent a message of {item.size} bytes (limit {self.max_message_size} bytes)"
-        from_server, rid = oversized_target(item.head)
+        self.discarded(item.head, f"the server sent a message of {item.size} bytes "
+                                  f"(limit {self.max_message_size} bytes)", stream_rid)
+
+    def discarded(self, head: bytes, reason: str, stream_rid: Any = None) -> None:
+        """A message was discarded unread (``head``: its first bytes): fail the call it
+        answered (``stream_rid``: the request whose stream carried it, when the message does
+        not say), or only log it if it was the server's own request or notification."""
+        from_server, rid = oversized_target(head)
         if from_server:
             self.note(f"{reason}; discarded (a request or notification of the server)")
             return
@@ -327,8 +343,20 @@ class RemoteTransport(GoneOnce):
     def give_up(self, reason: str) -> None:
         self.gone(reason)
 
+    def watch_stream(self, listener: StreamListener | None) -> None:
+        self._stream_listener = listener
+
+    def tell_stream(self, back: bool, why: str) -> None:
+        """The way the server's own messages come failed for a while (``back``: it is back,
+        which is logged here; the failure was noted by the caller)."""
+        if back:
+            logger.warning("%s: %s", self.name, why)
+        if self._stream_listener is not None and self.live:
+            self._stream_listener(back, why)
+
     def stop(self) -> None:
         """Drop the connections (subclasses also stop their timers)."""
+        self.in_order.close()
         self.pool.close_now()
         for task in self._auth_tasks:
             task.cancel()
@@ -534,8 +562,12 @@ class PostExchange(Exchange):
         """Bytes of a 2xx body (ignored here)."""
 
     def on_complete(self) -> None:
-        """A 2xx response ended."""
-        if self.kind == REQUEST and not self.done:
+        """A 2xx response ended (after the messages it carried are delivered)."""
+        if self.kind == REQUEST:
+            self.transport.in_order.then(self.unanswered)
+
+    def unanswered(self) -> None:
+        if not self.done:
             self.finish()
             self.transport.broke_binding(
                 self.rid, f"{_status(self.status, self.reason)} and no response to the request"

@@ -96,11 +96,11 @@ class _EventStream(Exchange):
             detail = clip(bytes(self.body))
             self.transport.failed(f"GET {self.transport.origin.shown}: {self.status}"
                                   + (f": {detail}" if detail else ""))
-        else:
-            self.transport.failed("the server closed the SSE stream")
+        else:  # once the messages before the end are delivered
+            self.transport.in_order.then(lambda: self.transport.failed("the server closed the SSE stream"))
 
     def on_error(self, why: str) -> None:
-        self.transport.failed(f"the SSE stream was lost: {why}")
+        self.transport.in_order.then(lambda: self.transport.failed(f"the SSE stream was lost: {why}"))
 
 
 class _Unauthorized(Exception):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import ssl
 import urllib.parse
@@ -28,12 +29,13 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from .._json import loads
+from .._json import MAX_TOKENS, loads
 from ..config.urls import hide_credentials, host_problem
 from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
-from .base import REQUEST, Gone, GoneOnce, Receiver
+from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
+from .counted import InOrder, Raw, head_of
 from .throttle import Throttle
 from .trace import WireTrace
 
@@ -71,7 +73,7 @@ class WebSocketTransport(GoneOnce):
     """One WebSocket connection to one server."""
 
     def __init__(self, name: str, url: str, *, headers: Iterable[tuple[str, str]] = (),
-                 max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE,
+                 max_message_size: int = ws.DEFAULT_MAX_MESSAGE_SIZE, max_message_tokens: int = MAX_TOKENS,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         try:
             parts = urllib.parse.urlsplit(url)
@@ -96,6 +98,8 @@ class WebSocketTransport(GoneOnce):
         self.needs_drain = False
         self.trace: WireTrace = WireTrace(name)
         self._decoder = ws.FrameDecoder(max_message_size=max_message_size)
+        #: Messages in order; one over 1 MiB has its JSON tokens counted first.
+        self._in_order = InOrder[Raw](name, self._deliver, self._too_many_tokens, max_message_tokens)
         self._transport: asyncio.Transport | None = None
         self._receiver: Receiver | None = None
         self._early: list[Any] = []
@@ -185,20 +189,9 @@ class WebSocketTransport(GoneOnce):
         except ws.WebSocketProtocolError as exc:
             self._fail(exc.close_code or 1002, f"server broke the WebSocket protocol: {exc}")
             return
-        messages: list[Any] = []
         for event in events:
             if isinstance(event, ws.Message):
-                payload = event.payload.encode("utf-8") if isinstance(event.payload, str) else event.payload
-                if self.trace.enabled():
-                    self.trace.messages(False, [payload])
-                try:
-                    messages.append(loads(payload))
-                except ValueError:
-                    # The server controls how many: the first few are logged, then one in 1000.
-                    if self._not_json.tick():
-                        self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
-                        logger.warning("%s: skipping a WebSocket message that is not JSON%s",
-                                       self.name, self._not_json.suffix())
+                self._in_order.push([event.payload])  # in its turn: a big one is counted first
             elif isinstance(event, ws.Ping):
                 self._pong(event.payload)
             elif isinstance(event, ws.Close):
@@ -206,13 +199,40 @@ class WebSocketTransport(GoneOnce):
                 if not self._closing:
                     self._write(ws.close(event.code if event.code is not None else 1000))
                     reason = f" ({event.code} {event.reason})".rstrip() if event.code else ""
-                    self._tell_gone(Gone(f"server closed the WebSocket{reason}"))
-        if messages:
+                    self._in_order.then(functools.partial(self._tell_gone, Gone(f"server closed the WebSocket{reason}")))
+
+    def _deliver(self, payloads: list[Raw]) -> None:
+        if self.trace.enabled():
+            self.trace.messages(False, [p.encode("utf-8") if isinstance(p, str) else p for p in payloads])
+        messages: list[Any] = []
+        for payload in payloads:
+            try:
+                messages.append(loads(payload))  # text is decoded as it is, not encoded first
+            except ValueError:
+                # The server controls how many: the first few are logged, then one in 1000.
+                if self._not_json.tick():
+                    self._tail.append(f"a frame that is not JSON ({len(payload)} bytes)")
+                    logger.warning("%s: skipping a WebSocket message that is not JSON%s",
+                                   self.name, self._not_json.suffix())
+        if messages and self._gone is None:
             self._stats["messages_in"] += len(messages)
             if self._receiver is None:
                 self._early.extend(messages)
             else:
                 self._receiver.on_messages(messages)
+
+    def _too_many_tokens(self, payload: Raw, reason: str) -> None:
+        from_server, rid = oversized_target(head_of(payload))
+        # A request or notification of the server: no call waits for it, it is only logged.
+        said = f"{reason}; discarded" + (" (a request or notification of the server)" if from_server else "")
+        self._tail.append(said)
+        logger.error("%s: %s", self.name, said)
+        if from_server:
+            return
+        if rid is None:
+            reason += "; the call it answered cannot be identified"
+        if self._receiver is not None and self._gone is None:
+            self._receiver.on_undeliverable(rid, reason)
 
     def _on_lost(self, why: str) -> None:
         self._closed_by_server.set()
@@ -222,7 +242,7 @@ class WebSocketTransport(GoneOnce):
         if self._handshake is not None and not self._handshake.done():
             self._handshake_failed(why)
             return
-        self._tell_gone(Gone(why))
+        self._in_order.then(lambda: self._tell_gone(Gone(why)))  # after the messages before it
 
     def _fail(self, code: int, why: str) -> None:
         self._tail.append(why)
@@ -283,6 +303,7 @@ class WebSocketTransport(GoneOnce):
     async def aclose(self, timeout: float) -> Gone:
         if not self._closing:
             self._closing = True
+            self._in_order.close()
             transport = self._transport
             if transport is not None and not transport.is_closing():
                 self._write(ws.close(1000))
@@ -297,4 +318,4 @@ class WebSocketTransport(GoneOnce):
         return list(self._tail)
 
     def statistics(self) -> dict[str, Any]:
-        return {**self._stats, "not_json": self._not_json.count}
+        return {**self._stats, "not_json": self._not_json.count, "too_many_tokens": self._in_order.refused}

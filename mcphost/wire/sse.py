@@ -35,6 +35,8 @@ DEFAULT_MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
 #: How much of a discarded event is kept (to tell which call it answered).
 _HEAD: Final = 512
+#: A data line longer than this is appended to the event's data as it arrives, not held whole.
+_STREAMED: Final = 64 * 1024
 
 
 class SSEProtocolError(ValueError):
@@ -73,6 +75,7 @@ class SSEDecoder:
         "_event_type",
         "_id_buffer",
         "_line",
+        "_open_size",
         "_retry_field",
         "_skip_lf",
         "_skip_line",
@@ -110,6 +113,7 @@ class SSEDecoder:
         self._skip_line = False  # discarding the rest of an overlong line
         self._skip_line_head = b""
         self._skip_line_size = 0
+        self._open_size = 0  # the bytes of the long data line under way (0: none is)
 
     def feed(self, data: bytes) -> list[Event | Oversized]:
         """Add ``data`` and return the events it completed."""
@@ -142,6 +146,14 @@ class SSEDecoder:
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = data.split(b"\n")
         rest = lines.pop()
+        if self._open_size:
+            # A long data line under way: its value goes straight into the event's data.
+            if not lines:
+                self._data_piece(rest, False)
+                return []
+            self._data_piece(lines[0], True)
+            self._open_size = 0
+            del lines[0]
         line = self._line
         if lines and line:
             lines[0] = bytes(line) + lines[0]
@@ -154,7 +166,22 @@ class SSEDecoder:
             self._skip_line_head = bytes(line[: _HEAD + 8])
             self._skip_line_size = len(line)
             line.clear()
+        elif len(line) > _STREAMED and line.startswith(b"data:"):
+            # A long data line is not held twice (as a line, then as data) nor copied
+            # whole when it ends: what comes of it is appended to the data as it arrives.
+            value = bytes(line[6:] if line[5:6] == b" " else line[5:])
+            self._open_size = len(line) - len(value)
+            line.clear()
+            self._data_piece(value, False)
         return events
+
+    def _data_piece(self, value: bytes, end: bool) -> None:
+        """More of the long data line under way (``end``: its last part)."""
+        self._open_size += len(value)
+        if self._open_size > self.max_line_size and self._dropped < 0:
+            self._drop(value, len(value) + end)
+        else:
+            self._data_line(value, end)
 
     def _skip_rest_of_line(self, data: bytes) -> bytes:
         """Drop ``data`` up to the end of the overlong line; return what follows it."""
@@ -188,6 +215,7 @@ class SSEDecoder:
         again, ``last_event_id`` and ``retry`` are kept.
         """
         self._line.clear()
+        self._open_size = 0
         self._start = b""
         self._skip_lf = False
         self._skip_line = False
@@ -246,12 +274,12 @@ class SSEDecoder:
                 self._field(name, value.decode("utf-8", "replace"))
         return events
 
-    def _data_line(self, value: bytes) -> None:
+    def _data_line(self, value: bytes, end: bool = True) -> None:
         # "Append the field value to the data buffer, then append a single U+000A LINE FEED
         # (LF) character to the data buffer." Kept as bytes: LF never occurs inside a UTF-8
         # sequence, so decoding the whole buffer at dispatch gives what decoding each line
         # would. Each line costs its bytes and its LF, which is exactly what it holds.
-        cost = len(value) + 1
+        cost = len(value) + end
         if self._dropped >= 0:
             self._dropped += cost
         elif len(self._data) + cost > self.max_event_size:
@@ -259,7 +287,8 @@ class SSEDecoder:
         else:
             data = self._data
             data += value
-            data.append(10)
+            if end:
+                data.append(10)
 
     def _field(self, name: bytes, value: str) -> None:
         if name == b"event":
@@ -298,7 +327,7 @@ class SSEDecoder:
             self._event_type or "message",
             # "If the data buffer's last character is a U+000A LINE FEED (LF) character, then
             # remove the last character from the data buffer."
-            self._data[:-1].decode("utf-8", "replace"),
+            str(memoryview(self._data)[:-1], "utf-8", "replace"),  # not copied before decoding
             self.last_event_id or None,
             self._retry_field,
         )

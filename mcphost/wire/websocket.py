@@ -412,11 +412,17 @@ class FrameDecoder:
             if end - pos < head + length:
                 break
             start = pos + head
+            pos = start + length
+            if fin and opcode == Opcode.TEXT and not self.masked and not self._frag_count:
+                # A whole text message: decoded straight from the buffer, not copied first
+                # (a big one costs one pass, not two).
+                with memoryview(buf) as view, view[start:pos] as piece:
+                    events.append(self._text(piece))
+                continue
             with memoryview(buf) as view:
-                payload = view[start : start + length].tobytes()
+                payload = view[start:pos].tobytes()
             if self.masked:
                 payload = apply_mask(payload, bytes(buf[key_at : key_at + 4]))
-            pos = start + length
             event = self._frame(bool(fin), opcode, payload)
             if event is not None:
                 events.append(event)
@@ -447,12 +453,16 @@ class FrameDecoder:
             self._frag_count = 0
             self._frag_opcode = 0
         if opcode == Opcode.TEXT:
-            try:
-                return Message(Opcode.TEXT, payload.decode("utf-8"))
-            except UnicodeDecodeError:
-                # §8.1: invalid UTF-8 in a text message fails the connection with 1007.
-                raise WebSocketProtocolError("text message is not valid UTF-8", 1007) from None
+            return self._text(payload)
         return Message(Opcode.BINARY, payload)
+
+    @staticmethod
+    def _text(payload: bytes | memoryview) -> Message:
+        try:
+            return Message(Opcode.TEXT, str(payload, "utf-8"))
+        except UnicodeDecodeError:
+            # §8.1: invalid UTF-8 in a text message fails the connection with 1007.
+            raise WebSocketProtocolError("text message is not valid UTF-8", 1007) from None
 
     def _close(self, payload: bytes) -> Close:
         self._closed = True

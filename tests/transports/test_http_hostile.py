@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 import pytest
-from helpers import wait_for
+from helpers import HostEvents, wait_for
 from hostile_http import SSE_HEAD, HostileServer, chunk, ping, sse_event
 
 from mcphost import MCPHost, ServerStartupError
@@ -108,9 +108,14 @@ async def test_the_get_stream_is_reopened_after_an_outage_and_notifications_come
     caplog.set_level("WARNING", logger="mcphost")
     async with HostileServer(on_get=outage) as server:
         host = MCPHost(config(server.url), retry=NO_RETRY)
+        events = HostEvents(host)
         async with host:
             assert await wait_for(lambda: stats(host)["get_stream"] == "retrying")
             assert any("GET stream failed 3 tries" in r.getMessage() for r in caplog.records)
+            # The application is told, not only the log: server notifications may be lost.
+            lost = await events.until(lambda e: e["type"] == "notifications_interrupted")
+            assert lost["server"] == "h" and "GET stream failed 3 tries in a row" in lost["data"]
+            assert host.get_tools()["h"]["state"] == "ready"  # calls still work
 
             def listed() -> int:
                 return sum(1 for m in server.posts if m.get("method") == "tools/list")
@@ -123,6 +128,10 @@ async def test_the_get_stream_is_reopened_after_an_outage_and_notifications_come
             assert await wait_for(lambda: listed() >= 2)  # the notification came, and was acted on
             assert stats(host)["get_stream"] == "open"
             assert server.gets == 4
+            back = await events.until(lambda e: e["type"] == "notifications_restored")
+            assert back == {"type": "notifications_restored", "server": "h", "data": "the GET stream is open again"}
+    assert [e["type"] for e in events if e["type"].startswith("notifications_")] == [
+        "notifications_interrupted", "notifications_restored"]
     assert any("the GET stream is open again" in r.getMessage() for r in caplog.records)
 
 

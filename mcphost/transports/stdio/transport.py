@@ -11,7 +11,7 @@ gathered into one. What only stdio can say is said here:
   it carried when they can (``on_undeliverable(id)``), else every waiting call must fail
   (``on_undeliverable(None)``); a request or notification that large is only logged;
 - a line over 1 MiB is not decoded in the loop turn it arrives in: its JSON tokens are
-  counted first, a slice per turn (:class:`~mcphost._json.TokenCount`), and past
+  counted first, a slice per turn (:class:`~mcphost.transports.counted.InOrder`), and past
   ``max_message_tokens`` it is refused like an oversized line, undecoded. Decoding cannot
   be sliced; counting can, so no allowed-size message stalls the event loop for seconds
   (a million-tool ``tools/list`` of 47 MB did, 4 to 8 s). The lines after it wait their
@@ -27,14 +27,14 @@ The process itself (spawn, pipes, the shutdown ladder) is :mod:`.process`'s.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ..._json import MAX_TOKENS, TokenCount, loads
+from ..._json import MAX_TOKENS, loads
 from ...wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from ..base import Gone, GoneOnce, ProcessEnd, Receiver, Vitals, oversized_target
+from ..counted import COUNTED, InOrder, head_of
 from ..trace import WireTrace
 from .platform import Limits
 from .process import ServerProcess
@@ -50,9 +50,6 @@ _EAGER_BYTES: Final = 8192
 _EXIT_WAIT: Final = 2.0
 #: How long the leader's exit waits for the rest of its stdout before the end is told.
 _OUTPUT_WAIT: Final = 0.2
-#: Lines longer than this have their JSON tokens counted, a slice per loop turn, before
-#: they are decoded (below it a message cannot hold enough tokens to stall the loop).
-_COUNTED: Final = 1 << 20
 #: How long the end of the server waits for the messages still being counted.
 _COUNT_WAIT: Final = 10.0
 
@@ -89,10 +86,8 @@ class StdioTransport(GoneOnce):
         #: The stdin pipe holds more than its high-water mark: senders should ``drain()``.
         self.needs_drain = False
         self._framer = LineFramer(max_message_size)
-        #: JSON tokens a message of over 1 MiB may hold (counted before it is decoded).
-        self.max_message_tokens = max_message_tokens
-        self._held: collections.deque[bytes] | None = None  # lines waiting behind a count
-        self._counting: asyncio.Task[None] | None = None
+        # Lines over 1 MiB counted before they are decoded, and the lines behind them.
+        self._in_order: InOrder[bytes] = InOrder(name, self._deliver, self._too_many_tokens, max_message_tokens)
         self._receiver: Receiver | None = None
         self._early: list[Any] = []  # messages read before there was a receiver
         self._early_lost: list[tuple[int | str | None, str]] = []
@@ -103,7 +98,7 @@ class StdioTransport(GoneOnce):
         self._eof_task: asyncio.Task[None] | None = None
         self._noise_logged = False
         self._stats = {"bytes_in": 0, "bytes_out": 0, "messages_in": 0, "messages_out": 0,
-                       "noise_lines": 0, "oversized": 0, "too_many_tokens": 0}
+                       "noise_lines": 0, "oversized": 0}
         # Messages sent in one event-loop turn go out in one write (one system call),
         # joined with newlines at the flush.
         self._wbuf: list[bytes] = []
@@ -119,7 +114,7 @@ class StdioTransport(GoneOnce):
         return self.process.stderr_lines()
 
     def statistics(self) -> dict[str, Any]:
-        return {**self._stats, "pid": self.process.pid}
+        return {**self._stats, "too_many_tokens": self._in_order.refused, "pid": self.process.pid}
 
     def vitals(self) -> Vitals:
         return Vitals(self.process.pid, self._stats["noise_lines"])
@@ -151,54 +146,15 @@ class StdioTransport(GoneOnce):
         self._stats["bytes_in"] += len(data)
         framer = self._framer
         # Only a chunk that is large or ends a long buffered line can finish a big line.
-        big = len(data) + framer.buffered > _COUNTED or self._held is not None
+        big = len(data) + framer.buffered > COUNTED or self._in_order.busy
         lines = framer.feed(data)
         if lines:
             if big:
-                self._hold(lines)
+                self._in_order.push(lines)
             else:
                 self._deliver(lines)
         if framer.oversized:
             self._on_oversized(framer.oversized)
-
-    def _hold(self, lines: list[bytes]) -> None:
-        """Deliver ``lines`` through the counting task: in order, a big one counted first."""
-        if self._held is None:
-            if all(len(line) <= _COUNTED for line in lines):
-                self._deliver(lines)
-                return
-            self._held = collections.deque()
-        self._held.extend(lines)
-        if self._counting is None:
-            self._counting = asyncio.get_running_loop().create_task(
-                self._count_held(self._held), name=f"mcphost-count-{self.name}"
-            )
-
-    async def _count_held(self, held: collections.deque[bytes]) -> None:
-        limit = self.max_message_tokens
-        try:
-            while held:
-                small: list[bytes] = []
-                while held and len(held[0]) <= _COUNTED:
-                    small.append(held.popleft())
-                if small:
-                    self._deliver(small)
-                if not held:
-                    break
-                line = held.popleft()
-                counter = TokenCount(line)
-                while counter.step() <= limit and not counter.done:
-                    await asyncio.sleep(0)  # a slice per loop turn
-                if counter.tokens > limit:
-                    self._stats["too_many_tokens"] += 1
-                    self._undeliverable(line[:512], f"server sent a message of more than {limit:,} JSON tokens "
-                                        f"({len(line)} bytes; the bound is max_message_tokens)")
-                else:
-                    self._deliver([line])
-                    await asyncio.sleep(0)
-        finally:
-            self._held = None
-            self._counting = None
 
     def _deliver(self, lines: list[bytes]) -> None:
         if self.trace.enabled():
@@ -221,6 +177,9 @@ class StdioTransport(GoneOnce):
             self._early.extend(messages)
         else:
             receiver.on_messages(messages)
+
+    def _too_many_tokens(self, line: bytes, reason: str) -> None:
+        self._undeliverable(head_of(line), reason)
 
     def _on_noise(self, line: bytes) -> None:
         self._stats["noise_lines"] += 1
@@ -259,7 +218,7 @@ class StdioTransport(GoneOnce):
         self._stdout_ended = True
         lines = self._framer.feed_eof()
         if lines:
-            self._hold(lines)
+            self._in_order.push(lines)
         self._end()
 
     def _on_exit(self) -> None:
@@ -280,9 +239,7 @@ class StdioTransport(GoneOnce):
         process = self.process
         if drain:
             await process.wait_stdout_eof(_OUTPUT_WAIT)
-        counting = self._counting
-        if counting is not None:  # its messages come before the end
-            await asyncio.wait({counting}, timeout=_COUNT_WAIT)
+        await self._in_order.settle(_COUNT_WAIT)  # its messages come before the end
         code = await process.wait_exit(_EXIT_WAIT)
         await process.wait_stderr(min(_EXIT_WAIT, 0.5) if code is not None else 0.0)
         if code is None:
@@ -337,10 +294,7 @@ class StdioTransport(GoneOnce):
         self._flush()
         self._closing = True
         code = await self.process.shutdown(timeout)
-        counting = self._counting
-        if counting is not None:
-            counting.cancel()
-            await asyncio.wait({counting})
+        self._in_order.close()
         ending = self._eof_task
         if ending is not None and not ending.done():
             ending.cancel()
