@@ -79,7 +79,8 @@ class _Post(PostExchange):
                  headers: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(transport, data, kind, method, headers)
         self.mode = _NONE
-        self.body = bytearray()
+        #: A JSON answer's body: the chunk it came in (most come whole), or the chunks joined.
+        self.body: bytes | bytearray = b""
         self.stream: SseStream | None = None
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
@@ -151,7 +152,12 @@ class _Post(PostExchange):
     def on_body(self, chunk: bytes) -> None:
         if self.mode == _JSON:
             body = self.body
-            body += chunk
+            if not body:
+                self.body = body = chunk  # decoded as it came: no copy
+            else:
+                if type(body) is bytes:
+                    self.body = body = bytearray(body)
+                body += chunk
             if len(body) > self.transport.max_message_size:
                 self.too_large("a message over the limit")
         elif self.mode == _SSE:
@@ -161,9 +167,9 @@ class _Post(PostExchange):
     def on_complete(self) -> None:
         transport = self.transport
         if self.mode == _JSON:
-            if self.body.strip():
-                transport.deliver_raw(bytes(self.body))
-            self.body = bytearray()
+            body, self.body = self.body, b""
+            if body and not body.isspace():
+                transport.deliver_raw(body)
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()

@@ -12,6 +12,12 @@ naming what was wrong: a transport fails the connection on it and never sees an
 Cost is linear in the input: the parser keeps one buffer and a read position, finds line
 ends and the end of the head with ``bytes.find`` (resuming where the last search stopped),
 and copies body bytes once. Nothing steps through the input a byte at a time in Python.
+
+A server sends the same head again and again but for its ``Content-Length``: the last head
+framed by one plain ``Content-Length`` is kept as a template (the bytes before and after
+the length's digits, and what they meant), and a head that is the template with other
+digits is taken from it without parsing it again. The outcome is exactly the full parse's:
+only the digits differ, and they are checked as the full parse checks them.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, Union
+from typing import Any, Final, Union
 
 __all__ = [
     "LAST_CHUNK", "Data", "EndOfMessage", "Event", "HttpProtocolError", "Response",
@@ -51,6 +57,9 @@ _OWS: Final = b" \t"
 # these as ``delete`` leaves nothing exactly when a value (or a name) is made of them.
 _FIELD_BYTES: Final = bytes(b for b in range(256) if b in (9, 10, 13) or 0x20 <= b != 0x7F)
 _TOKEN_BYTES: Final = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+# The longest Content-Length value accepted (as _DIGITS).
+_MAX_DIGITS: Final = 19
 
 # Parser states.
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER = range(6)
@@ -84,6 +93,9 @@ class EndOfMessage:
 
 
 Event = Union[Response, Data, EndOfMessage]
+
+#: Every end is the same (the event carries nothing).
+_END: Final = EndOfMessage()
 
 
 def _take(buf: bytearray, start: int, stop: int) -> bytes:
@@ -201,6 +213,7 @@ class ResponseParser:
         "_remaining",
         "_scan",
         "_state",
+        "_template",
         "_total",
         "_trailer_count",
         "_trailer_size",
@@ -240,6 +253,10 @@ class ResponseParser:
         self._trailer_size = 0
         self._trailer_count = 0
         self._error = ""
+        #: The last head framed by one plain Content-Length: (bytes before its digits, bytes
+        #: after them, the request method and expect_body it was parsed for, status, reason,
+        #: headers, the index of content-length in them, HTTP version, keep_alive).
+        self._template: tuple[bytes, bytes, str, bool, int, str, list[tuple[str, str]], int, str, bool] | None = None
         #: Whether the connection may carry another request after this response (RFC 9112
         #: §9.3): false for HTTP/1.0 without keep-alive, ``Connection: close``, or a body
         #: read until close. Valid once ``Response`` was returned.
@@ -286,7 +303,7 @@ class ResponseParser:
         state = self._state
         if state == _UNTIL_CLOSE:
             self._state = _CLOSED
-            return [EndOfMessage()]
+            return [_END]
         if state == _HEAD:
             if _BLANK.fullmatch(self._buf) is None:
                 raise self._fail("connection closed inside a response head")
@@ -317,6 +334,8 @@ class ResponseParser:
         while True:
             state = self._state
             if state == _HEAD:
+                if pos == len(buf):
+                    return pos  # nothing more yet (the usual end of a read)
                 found = self._find_head(pos)
                 if isinstance(found, int):
                     return found
@@ -333,7 +352,7 @@ class ResponseParser:
                 if self._remaining:
                     return pos
                 if state == _LENGTH:
-                    events.append(EndOfMessage())
+                    events.append(_END)
                     self._state = _HEAD
                 else:
                     self._state = _CHUNK_CRLF
@@ -368,8 +387,11 @@ class ResponseParser:
         """The head at ``pos``: (start, end of its last line, after it), or bytes consumed."""
         buf = self._buf
         # Blank lines before the head are skipped; once the head began there are none.
-        found = _BLANK.match(buf, pos)
-        start = found.end() if found else pos
+        if buf[pos] in b"\r\n":
+            found = _BLANK.match(buf, pos)
+            start = found.end() if found else pos
+        else:
+            start = pos
         scan = start + self._scan
         # RFC 9112 §2.2: a recipient MAY recognize a single LF as a line terminator.
         crlf = buf.find(b"\n\r\n", scan)
@@ -389,6 +411,16 @@ class ResponseParser:
     def _head(self, events: list[Event], start: int, end: int, after: int) -> int:
         """Parse one head, emit what it means, choose how the body is framed."""
         block = _take(self._buf, start, end)
+        template = self._template
+        if template is not None:
+            before, behind = template[0], template[1]
+            n = len(block) - len(before) - len(behind)
+            if (0 < n <= _MAX_DIGITS and template[2] == self._method and template[3] == self._expect_body
+                    and block.startswith(before) and block.endswith(behind)):
+                digits = block[len(before):len(before) + n]
+                if digits.isdigit():
+                    return self._from_template(events, template, digits, after)
+        headers_plain = True
         first = block.find(b"\n")
         status_line = (block if first < 0 else block[:first]).removesuffix(b"\r")
         match = _STATUS.fullmatch(status_line)
@@ -401,11 +433,13 @@ class ResponseParser:
             raise HttpProtocolError(f"bad status code: {status_line[:100]!r}")
         headers = None if first < 0 else _plain_fields(block[first + 1 :], self.max_headers)
         if headers is None:  # folded lines, bare LFs, or something to refuse: line by line
+            headers_plain = False
             headers = self._headers(block.split(b"\n"))
         if 100 <= status < 200 and status != 101:
             return after  # RFC 9110 §15.2: interim responses; the final one follows.
         version = "1." + match[2].decode()
-        events.append(Response(status, (match[4] or b"").decode("latin-1"), headers, version))
+        reason = (match[4] or b"").decode("latin-1")
+        events.append(Response(status, reason, headers, version))
         connection: set[str] = set()
         te: list[str] = []
         cl: list[str] = []
@@ -419,13 +453,13 @@ class ResponseParser:
         self.keep_alive = "close" not in connection and (version != "1.0" or "keep-alive" in connection)
         method = self._method
         if status == 101 or (method == "CONNECT" and 200 <= status < 300):
-            events.append(EndOfMessage())
+            events.append(_END)
             self._state = _SWITCHED
             return after
         self._body_size = 0
         # RFC 9112 §6.3: the rules that decide the length of a response body, in order.
         if not self._expect_body or method == "HEAD" or status in (204, 304):
-            events.append(EndOfMessage())
+            events.append(_END)
             return after
         if te:
             if cl:
@@ -441,10 +475,13 @@ class ResponseParser:
             values = {v.strip(" \t") for item in cl for v in item.split(",")}
             if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
                 raise HttpProtocolError(f"bad Content-Length: {', '.join(cl)!r}")
-            length = int(values.pop())
+            value = values.pop()
+            length = int(value)
+            if headers_plain and cl == [value]:  # one plain value: a template
+                self._keep_template(block, status, reason, headers, version, value)
             self._count_body(length)
             if length == 0:
-                events.append(EndOfMessage())
+                events.append(_END)
             else:
                 self._state = _LENGTH
                 self._remaining = self._total = length
@@ -452,6 +489,41 @@ class ResponseParser:
             # §6.3 point 8: no framing, the body is everything until the server closes.
             self.keep_alive = False
             self._state = _UNTIL_CLOSE
+        return after
+
+    def _keep_template(self, block: bytes, status: int, reason: str, headers: list[tuple[str, str]],
+                       version: str, value: str) -> None:
+        """Keep the head ``block`` (plain fields, one Content-Length ``value`` of digits) as
+        the template of the next ones."""
+        if not value.isdigit() or not value.isascii():
+            return
+        # Plain fields: every line ends with CRLF and holds no other LF, so the one line
+        # naming content-length starts right after an LF (a value cannot hold one).
+        at = block.lower().find(b"\ncontent-length:")
+        if at < 0:
+            return
+        digits = block.find(value.encode("ascii"), at + 16)
+        if digits < 0:
+            return
+        index = next(i for i, (name, _) in enumerate(headers) if name == "content-length")
+        self._template = (block[:digits], block[digits + len(value):], self._method, self._expect_body,
+                          status, reason, headers, index, version, self.keep_alive)
+
+    def _from_template(self, events: list[Event], template: tuple[Any, ...], digits: bytes, after: int) -> int:
+        """The head is the template's with the Content-Length ``digits``: what it means."""
+        headers = template[6].copy()
+        value = digits.decode("ascii")
+        headers[template[7]] = ("content-length", value)
+        events.append(Response(template[4], template[5], headers, template[8]))
+        self.keep_alive = template[9]
+        self._body_size = 0
+        length = int(value)
+        self._count_body(length)
+        if length == 0:
+            events.append(_END)
+        else:
+            self._state = _LENGTH
+            self._remaining = self._total = length
         return after
 
     def _headers(self, lines: list[bytes]) -> list[tuple[str, str]]:
@@ -518,7 +590,7 @@ class ResponseParser:
             self._trailer_size += nl + 1 - pos
             pos = nl + 1
             if blank:
-                events.append(EndOfMessage())
+                events.append(_END)
                 self._state = _HEAD
                 return pos
             self._trailer_count += 1
