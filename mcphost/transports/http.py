@@ -169,7 +169,7 @@ class _Post(PostExchange):
         if self.mode == _JSON:
             body, self.body = self.body, b""
             if body and not body.isspace():
-                transport.deliver_raw(body)
+                transport.deliver_raw(bytes(body) if type(body) is bytearray else body)
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
@@ -259,10 +259,10 @@ class StreamableHttpTransport(RemoteTransport):
 
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
              headers: Sequence[tuple[str, str]] = ()) -> None:
-        if not self.live:
+        if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_out += 1
-        if self.trace.enabled():
+        if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(True, [data])
         post = _Post(self, data, kind, method, headers)
         if self.first is None and not headers:  # (a message with headers of its own is no handshake)
@@ -334,12 +334,19 @@ class StreamableHttpTransport(RemoteTransport):
         requests = self.requests
         if requests:
             for msg in messages:
-                for one in msg if type(msg) is list else (msg,):
-                    if type(one) is dict and "method" not in one:
-                        rid = one.get("id")
+                if type(msg) is dict:
+                    if "method" not in msg:
+                        rid = msg.get("id")
                         post = requests.get(rid) if type(rid) in (int, str) else None
                         if post is not None:
                             post.finish()
+                elif type(msg) is list:
+                    for one in msg:
+                        if type(one) is dict and "method" not in one:
+                            rid = one.get("id")
+                            post = requests.get(rid) if type(rid) in (int, str) else None
+                            if post is not None:
+                                post.finish()
         super().deliver(messages)
 
     def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:

@@ -237,8 +237,9 @@ class RemoteTransport(GoneOnce):
     def decode(self, raw: bytes | str) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
         data = raw.encode("utf-8") if isinstance(raw, str) else raw
-        if self.trace.enabled():
-            self.trace.messages(False, [data])
+        trace = self.trace
+        if trace.maybe(10, True) and trace.enabled():
+            trace.messages(False, [data])
         try:
             return loads(data)
         except ValueError:
@@ -248,7 +249,7 @@ class RemoteTransport(GoneOnce):
             return _NOTHING
 
     def deliver(self, messages: list[Any]) -> None:
-        if not self.live:
+        if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_in += len(messages)
         receiver = self._receiver

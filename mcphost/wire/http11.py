@@ -280,6 +280,10 @@ class ResponseParser:
 
     def feed(self, data: bytes) -> list[Event]:
         """Add ``data`` and return the events it completed."""
+        if self._template is not None and self._state == _HEAD and not self._buf:
+            whole = self._whole(data)
+            if whole is not None:
+                return whole
         self._check_usable()
         if self._state == _CLOSED:
             raise self._fail("data after the end of the stream")
@@ -296,6 +300,36 @@ class ResponseParser:
         if pos:
             del self._buf[:pos]
         return events
+
+    def _whole(self, data: bytes) -> list[Event] | None:
+        """The events of ``data`` if it is exactly one response whose head is the template's
+        with other Content-Length digits (the common read: one answer), else ``None`` with
+        nothing changed. No copy into the buffer, no search but for the head's end."""
+        template = self._template
+        assert template is not None
+        before, behind = template[0], template[1]
+        if template[2] != self._method or template[3] != self._expect_body or not data.startswith(before):
+            return None
+        # The template's head holds no blank line and neither do the digits: the first one
+        # found ends this head.
+        end = data.find(b"\n\r\n", len(before))
+        n = end - len(before) - len(behind)
+        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
+            return None
+        digits = data[len(before):len(before) + n]
+        if not digits.isdigit() or not data.startswith(behind, len(before) + n):
+            return None
+        length = int(digits)
+        if len(data) != end + 3 + length or (self.max_body_size is not None and length > self.max_body_size):
+            return None
+        headers = template[6].copy()
+        headers[template[7]] = ("content-length", digits.decode("ascii"))
+        self.keep_alive = template[9]
+        self._body_size = length
+        response = Response(template[4], template[5], headers, template[8])
+        if length == 0:
+            return [response, _END]
+        return [response, Data(data[end + 3:]), _END]
 
     def feed_eof(self) -> list[Event]:
         """The server closed the connection: end a body read until close, or fail."""

@@ -6,6 +6,7 @@ and every fault the issue names, each ending in a clear error and a host that go
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -466,3 +467,19 @@ async def test_junk_events_are_counted_and_logged_a_bounded_number_of_times(capl
         assert host.get_metrics()["r"]["transport"]["not_json"] == 3000
     warned = [r for r in caplog.records if "not JSON" in r.getMessage() and r.levelname == "WARNING"]
     assert len(warned) == 5 + 3 and "3000 so far" in warned[-1].getMessage()
+
+
+async def test_the_wire_trace_and_request_logs_turned_on_mid_session_are_heard(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The hot path reads the loggers' cached answers; a level set later must still count.
+    async with serving() as (_, host):
+        await host.call_tool("r.echo", {"a": 1})  # the caches now say "not at DEBUG"
+        assert not [r for r in caplog.records if r.name in ("mcphost.wire.r", "mcphost.requests")]
+        caplog.set_level(logging.DEBUG, logger="mcphost.wire.r")
+        caplog.set_level(logging.DEBUG, logger="mcphost.requests")
+        await host.call_tool("r.echo", {"a": 2})
+        traced = [r.getMessage() for r in caplog.records if r.name == "mcphost.wire.r"]
+        assert any(m.startswith("-> request tools/call id=") for m in traced)
+        assert any(m.startswith("<- response id=") for m in traced)
+        assert any(getattr(r, "event", None) == "request_completed" for r in caplog.records
+                   if r.name == "mcphost.requests")

@@ -619,3 +619,17 @@ def test_a_head_from_the_template_has_its_own_headers() -> None:
     assert isinstance(first, Response) and isinstance(second, Response)
     assert first.headers == [("content-length", "1"), ("x-a", "1")]
     assert second.headers == [("content-length", "2"), ("x-a", "1")]
+
+
+def test_reads_that_are_not_one_whole_response_are_parsed_in_full() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+    for reads in ([head % 2 + b"ab" + head % 1 + b"c"], [head % 3 + b"ab", b"c"], [(head % 2)[:-1], b"\nab"],
+                  [head % 2 + b"abX"], [head % 0 + head % 1 + b"d"]):
+        kept = ResponseParser()
+        assert merged(kept.feed(head % 1 + b"z")) == ok(b"z", [("content-length", "1")])  # the template
+        fresh = ResponseParser()
+        got, expected = [], []
+        for data in reads:
+            got += kept.feed(data)
+            expected += fresh.feed(data)
+        assert merged(got) == merged(expected) and kept.buffered == fresh.buffered
