@@ -169,7 +169,7 @@ class _Post(PostExchange):
         if self.mode == _JSON:
             body, self.body = self.body, b""
             if body and not body.isspace():
-                transport.deliver_raw(bytes(body) if type(body) is bytearray else body)
+                transport.deliver_raw(bytes(body) if isinstance(body, bytearray) else body)
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
