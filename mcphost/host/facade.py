@@ -40,6 +40,7 @@ from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..config.model import ServerConfig
 from ..errors import MCPHostError, ProtocolError, UsageError
+from ..metrics.histogram import PENDING
 from ..policy import RetryPolicy
 from ..protocol.lifecycle import HostState
 from ..rpc.calls import CallOptions
@@ -439,7 +440,10 @@ class MCPHost:
             observe.failed(handle, "tools/call", route.name, elapsed / 1e9, bad, call.rid)
             raise bad
         is_error = result.get("isError") is True
-        route.record(elapsed)  # nanoseconds, into the tool's latency histogram (bound once per route)
+        pending = route.pending  # the tool's latency histogram, nanoseconds: an append, no call
+        pending.append(elapsed)
+        if len(pending) >= PENDING:
+            route.histogram.fold()
         if is_error:
             route.stats.is_errors += 1
         if handle.call_hooks or _debug_maybe(10, True):  # an on_call hook or DEBUG request logs want a record

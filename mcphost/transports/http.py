@@ -154,10 +154,10 @@ class _Post(PostExchange):
             body = self.body
             if not body:
                 self.body = body = chunk  # decoded as it came: no copy
+            elif type(body) is bytes:
+                self.body = body = bytearray(body) + chunk
             else:
-                if type(body) is bytes:
-                    self.body = body = bytearray(body)
-                body += chunk
+                body += chunk  # in place
             if len(body) > self.transport.max_message_size:
                 self.too_large("a message over the limit")
         elif self.mode == _SSE:
@@ -267,9 +267,8 @@ class StreamableHttpTransport(RemoteTransport):
         post = _Post(self, data, kind, method, headers)
         if self.first is None and not headers:  # (a message with headers of its own is no handshake)
             self.first = post
-        rid = post.rid
-        if rid is not None and type(rid) in (int, str):
-            self.requests[rid] = post
+        if type(post.rid) in (int, str):
+            self.requests[post.rid] = post
         session = self.session
         if session.holding:
             session.hold(post, False)  # it goes on the new session
@@ -334,19 +333,12 @@ class StreamableHttpTransport(RemoteTransport):
         requests = self.requests
         if requests:
             for msg in messages:
-                if type(msg) is dict:
-                    if "method" not in msg:
-                        rid = msg.get("id")
+                for one in msg if type(msg) is list else (msg,):
+                    if type(one) is dict and "method" not in one:
+                        rid = one.get("id")
                         post = requests.get(rid) if type(rid) in (int, str) else None
                         if post is not None:
                             post.finish()
-                elif type(msg) is list:
-                    for one in msg:
-                        if type(one) is dict and "method" not in one:
-                            rid = one.get("id")
-                            post = requests.get(rid) if type(rid) in (int, str) else None
-                            if post is not None:
-                                post.finish()
         super().deliver(messages)
 
     def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:

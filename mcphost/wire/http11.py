@@ -15,9 +15,9 @@ and copies body bytes once. Nothing steps through the input a byte at a time in 
 
 A server sends the same head again and again but for its ``Content-Length``: the last head
 framed by one plain ``Content-Length`` is kept as a template (the bytes before and after
-the length's digits, and what they meant), and a head that is the template with other
-digits is taken from it without parsing it again. The outcome is exactly the full parse's:
-only the digits differ, and they are checked as the full parse checks them.
+the length's digits, and what they meant), and a read that is exactly one response whose
+head is the template with other digits is taken from it without parsing the head again.
+The outcome is exactly the full parse's: only the digits differ, checked as it checks them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Union
+from typing import Final, Union
 
 __all__ = [
     "LAST_CHUNK", "Data", "EndOfMessage", "Event", "HttpProtocolError", "Response",
@@ -204,25 +204,9 @@ class ResponseParser:
     After an error the parser stays failed: every later call raises again.
     """
 
-    __slots__ = (
-        "_body_size",
-        "_buf",
-        "_error",
-        "_expect_body",
-        "_method",
-        "_remaining",
-        "_scan",
-        "_state",
-        "_template",
-        "_total",
-        "_trailer_count",
-        "_trailer_size",
-        "keep_alive",
-        "max_body_size",
-        "max_chunk_line",
-        "max_header_size",
-        "max_headers",
-    )
+    __slots__ = ("_body_size", "_buf", "_error", "_expect_body", "_method", "_remaining", "_scan",
+                 "_state", "_template", "_total", "_trailer_count", "_trailer_size", "keep_alive",
+                 "max_body_size", "max_chunk_line", "max_header_size", "max_headers")
 
     def __init__(
         self,
@@ -253,9 +237,9 @@ class ResponseParser:
         self._trailer_size = 0
         self._trailer_count = 0
         self._error = ""
-        #: The last head framed by one plain Content-Length: (bytes before its digits, bytes
-        #: after them, the request method and expect_body it was parsed for, status, reason,
-        #: headers, the index of content-length in them, HTTP version, keep_alive).
+        #: The last head framed by one plain Content-Length: (bytes before its digits, after
+        #: them, method and expect_body, status, reason, headers, content-length's index in
+        #: them, HTTP version, keep_alive).
         self._template: tuple[bytes, bytes, str, bool, int, str, list[tuple[str, str]], int, str, bool] | None = None
         #: Whether the connection may carry another request after this response (RFC 9112
         #: §9.3): false for HTTP/1.0 without keep-alive, ``Connection: close``, or a body
@@ -302,16 +286,14 @@ class ResponseParser:
         return events
 
     def _whole(self, data: bytes) -> list[Event] | None:
-        """The events of ``data`` if it is exactly one response whose head is the template's
-        with other Content-Length digits (the common read: one answer), else ``None`` with
-        nothing changed. No copy into the buffer, no search but for the head's end."""
+        """The events of ``data`` if it is one whole response with the template's head but for
+        the Content-Length digits (the common read), else ``None`` with nothing changed."""
         template = self._template
         assert template is not None
         before, behind = template[0], template[1]
         if template[2] != self._method or template[3] != self._expect_body or not data.startswith(before):
             return None
-        # The template's head holds no blank line and neither do the digits: the first one
-        # found ends this head.
+        # Neither the template's head nor digits hold a blank line: the first one ends it.
         end = data.find(b"\n\r\n", len(before))
         n = end - len(before) - len(behind)
         if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
@@ -445,15 +427,6 @@ class ResponseParser:
     def _head(self, events: list[Event], start: int, end: int, after: int) -> int:
         """Parse one head, emit what it means, choose how the body is framed."""
         block = _take(self._buf, start, end)
-        template = self._template
-        if template is not None:
-            before, behind = template[0], template[1]
-            n = len(block) - len(before) - len(behind)
-            if (0 < n <= _MAX_DIGITS and template[2] == self._method and template[3] == self._expect_body
-                    and block.startswith(before) and block.endswith(behind)):
-                digits = block[len(before):len(before) + n]
-                if digits.isdigit():
-                    return self._from_template(events, template, digits, after)
         headers_plain = True
         first = block.find(b"\n")
         status_line = (block if first < 0 else block[:first]).removesuffix(b"\r")
@@ -527,38 +500,16 @@ class ResponseParser:
 
     def _keep_template(self, block: bytes, status: int, reason: str, headers: list[tuple[str, str]],
                        version: str, value: str) -> None:
-        """Keep the head ``block`` (plain fields, one Content-Length ``value`` of digits) as
-        the template of the next ones."""
-        if not value.isdigit() or not value.isascii():
-            return
-        # Plain fields: every line ends with CRLF and holds no other LF, so the one line
-        # naming content-length starts right after an LF (a value cannot hold one).
+        """Keep the head ``block`` (plain fields, one Content-Length ``value``: digits, as
+        checked) as the template of the next ones. Plain fields: every line ends with CRLF
+        and holds no other LF, so the line naming content-length starts after an LF."""
         at = block.lower().find(b"\ncontent-length:")
-        if at < 0:
-            return
-        digits = block.find(value.encode("ascii"), at + 16)
+        digits = block.find(value.encode("ascii"), at + 16) if at >= 0 else -1
         if digits < 0:
             return
         index = next(i for i, (name, _) in enumerate(headers) if name == "content-length")
         self._template = (block[:digits], block[digits + len(value):], self._method, self._expect_body,
                           status, reason, headers, index, version, self.keep_alive)
-
-    def _from_template(self, events: list[Event], template: tuple[Any, ...], digits: bytes, after: int) -> int:
-        """The head is the template's with the Content-Length ``digits``: what it means."""
-        headers = template[6].copy()
-        value = digits.decode("ascii")
-        headers[template[7]] = ("content-length", value)
-        events.append(Response(template[4], template[5], headers, template[8]))
-        self.keep_alive = template[9]
-        self._body_size = 0
-        length = int(value)
-        self._count_body(length)
-        if length == 0:
-            events.append(_END)
-        else:
-            self._state = _LENGTH
-            self._remaining = self._total = length
-        return after
 
     def _headers(self, lines: list[bytes]) -> list[tuple[str, str]]:
         fields: list[list[bytes]] = []

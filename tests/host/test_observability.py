@@ -236,7 +236,7 @@ async def test_nothing_is_kept_per_finished_call_and_tool_metrics_are_small() ->
         assert not peer._pending and not peer.progress_calls  # no record of a finished call
         stats = host.servers["a"].metrics.tool("t")
         h = stats.histogram
-        assert len(h._pending) < PENDING  # at most a batch not yet in its buckets
+        assert len(h.pending) < PENDING  # at most a batch not yet in its buckets
         assert h.count == stats.calls == 150
         # Counters only over the span of the values seen: fewer than the layout has.
         from mcphost.metrics.histogram import BUCKETS

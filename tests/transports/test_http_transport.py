@@ -6,8 +6,8 @@ and every fault the issue names, each ending in a clear error and a host that go
 from __future__ import annotations
 
 import asyncio
-import logging
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
