@@ -65,10 +65,17 @@ _RESERVED: Final = frozenset({"host", "content-length", "transfer-encoding", "co
 # The id of a request as the peer encodes it ({"jsonrpc":"2.0","id":7,...}).
 _REQUEST_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
 _NOTHING: Final = object()
+_OUR_HEAD: Final = b'{"jsonrpc":"2.0","id":'
+_ID_AT: Final = len(_OUR_HEAD)
 
 
 def request_id(data: bytes) -> Any:
     """The id of the request encoded in ``data`` (``None``: not found)."""
+    end = data.find(b",", _ID_AT) if data.startswith(_OUR_HEAD) else -1
+    if end > 0:  # as the peer encodes its own request: a plain integer id, then a comma
+        digits = data[_ID_AT:end]
+        if digits.isdigit() and digits[:1] != b"0" and len(digits) < 19:  # (within int64, as loads)
+            return int(digits)
     match = _REQUEST_ID.match(data)
     try:
         if match:

@@ -483,3 +483,24 @@ async def test_the_wire_trace_and_request_logs_turned_on_mid_session_are_heard(
         assert any(m.startswith("<- response id=") for m in traced)
         assert any(getattr(r, "event", None) == "request_completed" for r in caplog.records
                    if r.name == "mcphost.requests")
+
+
+@pytest.mark.parametrize("data", [
+    b'{"jsonrpc":"2.0","id":7,"method":"m"}', b'{"jsonrpc":"2.0","id":7}', b'{"jsonrpc":"2.0","id":0,"method":"m"}',
+    b'{"jsonrpc":"2.0","id":07,"method":"m"}', b'{"jsonrpc":"2.0","id":-3,"method":"m"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', b'{"jsonrpc":"2.0","id":"a,b","method":"m"}',
+    b'{"jsonrpc":"2.0","id":12 ,"method":"m"}', b'{"jsonrpc":"2.0","id":' + b"9" * 18 + b',"method":"m"}',
+    b'{"jsonrpc":"2.0","id":' + b"9" * 30 + b',"method":"m"}', b'{"jsonrpc":"2.0","id":true,"method":"m"}',
+    b'{"id":5,"jsonrpc":"2.0","method":"m"}', b'{"jsonrpc":"2.0","id":', b'{"jsonrpc":"2.0","id":3',
+    b'{"jsonrpc":"2.0","id":75',
+])
+def test_the_request_id_read_from_our_own_encoding_is_the_decoded_one(data: bytes) -> None:
+    from mcphost._json import loads
+    from mcphost.transports.remote import request_id
+
+    try:
+        expected = loads(data).get("id")
+    except ValueError:
+        expected = request_id(b" " + data)  # the careful path (a leading space skips the quick one)
+    got = request_id(data)
+    assert got == expected and type(got) is type(expected)
