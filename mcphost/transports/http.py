@@ -79,8 +79,8 @@ class _Post(PostExchange):
                  headers: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(transport, data, kind, method, headers)
         self.mode = _NONE
-        #: A JSON answer's body: the chunk it came in (most come whole), or the chunks joined.
-        self.body: bytes | bytearray = b""
+        self.body: list[bytes] = []  # a JSON answer's chunks (mostly one: decoded as it came, no copy)
+        self.body_size = 0
         self.stream: SseStream | None = None
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
@@ -151,14 +151,9 @@ class _Post(PostExchange):
 
     def on_body(self, chunk: bytes) -> None:
         if self.mode == _JSON:
-            body = self.body
-            if not body:
-                self.body = body = chunk  # decoded as it came: no copy
-            elif type(body) is bytes:
-                self.body = body = bytearray(body) + chunk
-            else:
-                body += chunk  # in place
-            if len(body) > self.transport.max_message_size:
+            self.body.append(chunk)
+            self.body_size += len(chunk)
+            if self.body_size > self.transport.max_message_size:
                 self.too_large("a message over the limit")
         elif self.mode == _SSE:
             assert self.stream is not None
@@ -167,9 +162,10 @@ class _Post(PostExchange):
     def on_complete(self) -> None:
         transport = self.transport
         if self.mode == _JSON:
-            body, self.body = self.body, b""
+            body = b"".join(self.body)  # (one chunk: that very bytes object)
+            self.body = []
             if body and not body.isspace():
-                transport.deliver_raw(bytes(body) if isinstance(body, bytearray) else body)
+                transport.deliver_raw(body)
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
