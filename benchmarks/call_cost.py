@@ -88,10 +88,20 @@ async def _client(impl: str, case: str, without: list[str]) -> Callable[[dict[st
     from mcphost import MCPHost
 
     if "histogram" in without:
+        from collections import deque
+
+        from mcphost.host.router import ToolRoute
         from mcphost.metrics.histogram import Histogram
 
         Histogram.record = lambda self, seconds: None  # type: ignore[method-assign]
         Histogram.record_ns = lambda self, ns: None  # type: ignore[method-assign]
+        init = ToolRoute.__init__
+
+        def no_histogram(self: ToolRoute, *args: Any) -> None:
+            init(self, *args)
+            self.pending = deque(maxlen=0)  # type: ignore[assignment]  # call_tool's append: kept nowhere
+
+        ToolRoute.__init__ = no_histogram  # type: ignore[method-assign]
     host = MCPHost(
         {"mcpServers": {"echo": {"command": sys.executable, "args": args}}},
         validate_arguments="arguments" not in without,

@@ -40,6 +40,7 @@ from ..bounds import Bounds
 from ..client.tasks import TaskHandle
 from ..config.model import ServerConfig
 from ..errors import MCPHostError, ProtocolError, UsageError
+from ..metrics.histogram import PENDING
 from ..policy import RetryPolicy
 from ..protocol.lifecycle import HostState
 from ..rpc.calls import CallOptions
@@ -83,7 +84,10 @@ _EMPTY: Final[list[Any]] = []
 #: The clock of per-tool latency metrics (bound once: call_tool reads it twice per call).
 #: An integer clock (nanoseconds): the latency histogram buckets integers, with no float math.
 _clock: Final = time.perf_counter_ns
-_debug: Final = observe.requests_log.isEnabledFor
+#: Whether DEBUG request records may be wanted, without a call: the request log's own cache
+#: of ``isEnabledFor`` answers (emptied by ``logging`` whenever a level changes). Not known
+#: yet counts as yes: ``observe.completed`` asks the logger itself (and so fills the cache).
+_debug_maybe: Final[Callable[[int, bool], bool]] = vars(observe.requests_log)["_cache"].get
 _NOT_YET: Final = frozenset({HostState.NEW, HostState.STARTING})
 
 ConfigSource = str | os.PathLike[str] | Mapping[str, Any] | None
@@ -436,10 +440,13 @@ class MCPHost:
             observe.failed(handle, "tools/call", route.name, elapsed / 1e9, bad, call.rid)
             raise bad
         is_error = result.get("isError") is True
-        route.record(elapsed)  # nanoseconds, into the tool's latency histogram (bound once per route)
+        pending = route.pending  # the tool's latency histogram, nanoseconds: an append, no call
+        pending.append(elapsed)
+        if len(pending) >= PENDING:
+            route.histogram.fold()
         if is_error:
             route.stats.is_errors += 1
-        if handle.call_hooks or _debug(10):  # an on_call hook or DEBUG request logs want a record
+        if handle.call_hooks or _debug_maybe(10, True):  # an on_call hook or DEBUG request logs want a record
             observe.completed(handle, "tools/call", route.name, elapsed / 1e9, is_error, call.rid)
         if (not route.plain and route.has_output and not is_error and self.validation.output != "off"
                 and not self.validation.output_ok(handle, route.tool, result)):

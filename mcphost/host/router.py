@@ -47,7 +47,7 @@ logger = logging.getLogger("mcphost.host.router")
 class ToolRoute:
     """What ``call_tool`` needs of one tool, worked out once per tool list of its server."""
 
-    __slots__ = ("generation", "handle", "has_output", "name", "plain", "record", "retry_safe",
+    __slots__ = ("generation", "handle", "has_output", "histogram", "name", "pending", "plain", "retry_safe",
                  "session", "stats", "task_support", "tool", "valid")
 
     def __init__(self, handle: ServerHandle, session: ClientSession, name: str, tool: dict[str, Any]) -> None:
@@ -62,8 +62,10 @@ class ToolRoute:
         execution = tool.get("execution")
         self.task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
         self.stats = handle.metrics.tool(name)
-        #: Counts one latency in integer nanoseconds (the histogram's hot path).
-        self.record = self.stats.histogram.record_ns
+        #: The tool's latency histogram and its list of pending values: ``call_tool``
+        #: appends each latency (integer nanoseconds) and folds at ``PENDING``, no call.
+        self.histogram = self.stats.histogram
+        self.pending = self.histogram.pending
         #: Neither an outputSchema to check nor a task it must run as.
         self.plain = not self.has_output and self.task_support != "required"
         #: Annotated read-only or idempotent: a transient failure may be tried again.

@@ -30,7 +30,9 @@ under a bound ``le`` when the bucket's middle is ``<= le``: only values within o
 (below ``min``) always counts every value (none).
 
 Speed. :meth:`Histogram.record_ns` is on the path of every call: it appends the integer to
-a list of at most :data:`PENDING` values. Every ``PENDING`` values are put in their buckets
+a list of at most :data:`PENDING` values. The hottest caller (``call_tool``) does the same
+without a call: it appends to :attr:`Histogram.pending` (the same list for the histogram's
+life) and calls :meth:`Histogram.fold` when it holds ``PENDING`` values. Every ``PENDING`` values are put in their buckets
 at once: sorted (in C), then taken a bucket at a time, not a value at a time: the bucket
 of the smallest value left comes from ``int.bit_length`` and a shift, the number of values
 in it is where its upper bound falls in the sorted batch; sum, min and max come with the
@@ -108,15 +110,17 @@ def bucket_bounds(index: int) -> tuple[float, float]:
 class Histogram:
     """Durations: count, sum, exact min and max, quantiles within 1.6 %."""
 
-    __slots__ = ("_base", "_counts", "_folded", "_max", "_min", "_pending", "_sum")
+    __slots__ = ("_base", "_counts", "_folded", "_max", "_min", "_sum", "pending")
 
     def __init__(self) -> None:
         #: Values in buckets ``_base``, ``_base + 1``... up to the highest that holds one
         #: (8 bytes a bucket, over the span of the values seen; nothing when empty).
         self._counts = array("Q")
         self._base = 0
-        #: Values recorded but not yet in the buckets (at most ``PENDING - 1`` of them).
-        self._pending: list[int] = []
+        #: Values recorded but not yet in the buckets (at most ``PENDING - 1`` of them after
+        #: a record): appended to by ``record_ns`` or by a caller that then calls ``fold()``
+        #: once it holds ``PENDING``. Always the same list.
+        self.pending: list[int] = []
         self._folded = 0
         # Nanoseconds (ints; a float only once an infinity was recorded).
         self._sum: float = 0
@@ -125,18 +129,18 @@ class Histogram:
 
     def record_ns(self, ns: int) -> None:
         """Count one duration of ``ns`` nanoseconds (the hot path: an append, mostly)."""
-        pending = self._pending
+        pending = self.pending
         pending.append(ns)
         if len(pending) >= PENDING:
-            self._fold()
+            self.fold()
 
-    def _fold(self) -> None:
+    def fold(self) -> None:
         """Put the pending values into their buckets, a bucket at a time (see Speed)."""
-        values = self._pending
-        if not values:
+        pending = self.pending
+        if not pending:
             return
-        self._pending = []
-        values.sort()
+        values = sorted(pending)
+        pending.clear()
         counts = self._counts
         base = self._base
         span = len(counts)
@@ -173,7 +177,7 @@ class Histogram:
         if ns - ns == 0.0:  # finite (an infinity or NaN gives NaN)
             self.record_ns(round(ns))
         elif ns == ns:  # noqa: PLR0124 - an infinity: counted at its end, kept as it is
-            self._fold()
+            self.fold()
             self._bump(_LAST if ns > 0 else 0, 1)
             self._folded += 1
             self._sum += ns
@@ -198,37 +202,37 @@ class Histogram:
 
     def _filled(self) -> list[tuple[int, int]]:
         """``(index, values)`` of every bucket that holds a value, in order."""
-        self._fold()
+        self.fold()
         base = self._base
         return [(base + i, n) for i, n in enumerate(self._counts) if n]
 
     @property
     def count(self) -> int:
         """Values recorded (NaN excluded)."""
-        return self._folded + len(self._pending)
+        return self._folded + len(self.pending)
 
     @property
     def sum(self) -> float:
         """The sum of the values recorded, in seconds."""
-        self._fold()
+        self.fold()
         return self._sum / 1e9
 
     @property
     def min(self) -> float:
         """The smallest value recorded, in seconds (NaN when empty)."""
-        self._fold()
+        self.fold()
         return self._min / 1e9 if self._folded else math.nan
 
     @property
     def max(self) -> float:
         """The largest value recorded, in seconds (NaN when empty)."""
-        self._fold()
+        self.fold()
         return self._max / 1e9 if self._folded else math.nan
 
     @property
     def mean(self) -> float:
         """The mean of the values recorded, in seconds (NaN when empty)."""
-        self._fold()
+        self.fold()
         return self._sum / 1e9 / self._folded if self._folded else math.nan
 
     def __len__(self) -> int:
@@ -246,7 +250,7 @@ class Histogram:
         for q in qs:
             if not 0.0 <= q <= 1.0:  # also refuses NaN
                 raise ValueError(f"quantile {q!r} is not between 0 and 1")
-        self._fold()
+        self.fold()
         n = self._folded
         if not n:
             return [math.nan] * len(qs)
@@ -279,7 +283,7 @@ class Histogram:
         bound may be counted on the wrong side of it."""
         ordered = sorted({float(b) for b in bounds if not math.isnan(b) and b != math.inf})
         out: list[tuple[float, int]] = []
-        self._fold()
+        self.fold()
         filled = self._filled()
         total = self._folded
         low, high = self.min, self.max
@@ -315,10 +319,10 @@ class Histogram:
 
     def merge(self, other: Histogram) -> Histogram:
         """Add ``other``'s values to this histogram (the layout is shared); returns self."""
-        other._fold()
+        other.fold()
         if not other._folded:
             return self
-        self._fold()
+        self.fold()
         for index, n in other._filled():
             self._bump(index, n)
         self._folded += other._folded
@@ -336,7 +340,7 @@ class Histogram:
     def clear(self) -> None:
         self._counts = array("Q")
         self._base = 0
-        self._pending = []
+        self.pending.clear()
         self._folded = 0
         self._sum = 0
         self._min = math.inf

@@ -22,8 +22,8 @@ message's method:
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
-- a request given up (``forget(request_id)``) closes its response stream;
-- the headers a message is sent with (``send(..., headers)``) go on its POST;
+- a request given up (``forget(request_id)``) closes its response stream; the headers a
+  message is sent with (``send(..., headers)``) go on its POST;
 - ``aclose()`` DELETEs the session (bounded; 405 is fine) and closes every connection.
 
 Failures a caller sees at once: an HTTP error status (a JSON-RPC error response for the
@@ -79,7 +79,8 @@ class _Post(PostExchange):
                  headers: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(transport, data, kind, method, headers)
         self.mode = _NONE
-        self.body = bytearray()
+        self.body: list[bytes] = []  # a JSON answer's chunks (mostly one: decoded as it came, no copy)
+        self.body_size = 0
         self.stream: SseStream | None = None
         self.resumes = 0
         self.timer: asyncio.TimerHandle | None = None
@@ -150,9 +151,9 @@ class _Post(PostExchange):
 
     def on_body(self, chunk: bytes) -> None:
         if self.mode == _JSON:
-            body = self.body
-            body += chunk
-            if len(body) > self.transport.max_message_size:
+            self.body.append(chunk)
+            self.body_size += len(chunk)
+            if self.body_size > self.transport.max_message_size:
                 self.too_large("a message over the limit")
         elif self.mode == _SSE:
             assert self.stream is not None
@@ -161,9 +162,10 @@ class _Post(PostExchange):
     def on_complete(self) -> None:
         transport = self.transport
         if self.mode == _JSON:
-            if self.body.strip():
-                transport.deliver_raw(bytes(self.body))
-            self.body = bytearray()
+            body = b"".join(self.body)  # (one chunk: that very bytes object)
+            self.body = []
+            if body and not body.isspace():
+                transport.deliver_raw(body)
         elif self.mode == _SSE:
             assert self.stream is not None
             self.stream.decoder.feed_eof()
@@ -253,17 +255,16 @@ class StreamableHttpTransport(RemoteTransport):
 
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
              headers: Sequence[tuple[str, str]] = ()) -> None:
-        if not self.live:
+        if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_out += 1
-        if self.trace.enabled():
+        if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(True, [data])
         post = _Post(self, data, kind, method, headers)
         if self.first is None and not headers:  # (a message with headers of its own is no handshake)
             self.first = post
-        rid = post.rid
-        if rid is not None and type(rid) in (int, str):
-            self.requests[rid] = post
+        if type(post.rid) in (int, str):
+            self.requests[post.rid] = post
         session = self.session
         if session.holding:
             session.hold(post, False)  # it goes on the new session

@@ -66,10 +66,17 @@ _RESERVED: Final = frozenset({"host", "content-length", "transfer-encoding", "co
 # The id of a request as the peer encodes it ({"jsonrpc":"2.0","id":7,...}).
 _REQUEST_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
 _NOTHING: Final = object()
+_OUR_HEAD: Final = b'{"jsonrpc":"2.0","id":'
+_ID_AT: Final = len(_OUR_HEAD)
 
 
 def request_id(data: bytes) -> Any:
     """The id of the request encoded in ``data`` (``None``: not found)."""
+    end = data.find(b",", _ID_AT) if data.startswith(_OUR_HEAD) else -1
+    if end > 0:  # as the peer encodes its own request: a plain integer id, then a comma
+        digits = data[_ID_AT:end]
+        if digits.isdigit() and digits[:1] != b"0" and len(digits) < 19:  # (within int64, as loads)
+            return int(digits)
     match = _REQUEST_ID.match(data)
     try:
         if match:
@@ -243,8 +250,9 @@ class RemoteTransport(GoneOnce):
 
     def decode(self, raw: bytes | str) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
-        if self.trace.enabled():
-            self.trace.messages(False, [raw.encode("utf-8") if isinstance(raw, str) else raw])
+        trace = self.trace
+        if trace.maybe(10, True) and trace.enabled():
+            trace.messages(False, [raw.encode("utf-8") if isinstance(raw, str) else raw])
         try:
             return loads(raw)  # text (an SSE event's data) is decoded as it is, not encoded first
         except ValueError:
@@ -255,7 +263,7 @@ class RemoteTransport(GoneOnce):
             return _NOTHING
 
     def deliver(self, messages: list[Any]) -> None:
-        if not self.live:
+        if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_in += len(messages)
         receiver = self._receiver

@@ -7,13 +7,16 @@ its size in bytes, its method and its id. Bodies are added only when asked for
 the host's redaction filter replaces secret values in them like in every record.
 
 A transport asks :meth:`WireTrace.enabled` once per batch it writes or reads (a level
-lookup), so a host that does not trace pays nothing per message.
+lookup), so a host that does not trace pays nothing per message. Where a batch is one
+message (HTTP), ``maybe(DEBUG, True)`` answers first without a call: the logger's own cache
+of ``isEnabledFor`` answers (``logging`` empties it whenever a level changes), ``True``
+when not known yet, and then ``enabled()`` asks the logger (and so fills the cache).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from .._json import loads
@@ -37,11 +40,13 @@ def _kind(msg: Any) -> tuple[str, Any, Any]:
 class WireTrace:
     """The wire trace of one server."""
 
-    __slots__ = ("bodies", "log", "server")
+    __slots__ = ("bodies", "log", "maybe", "server")
 
     def __init__(self, server: str) -> None:
         self.server = server
         self.log = logging.getLogger(f"mcphost.wire.{server}")
+        #: ``maybe(logging.DEBUG, True)``: false only if the logger is known not to trace.
+        self.maybe: Callable[[int, bool], bool] = vars(self.log)["_cache"].get
         #: Include each message's text (cut at 4 KiB).
         self.bodies = False
 

@@ -12,6 +12,12 @@ naming what was wrong: a transport fails the connection on it and never sees an
 Cost is linear in the input: the parser keeps one buffer and a read position, finds line
 ends and the end of the head with ``bytes.find`` (resuming where the last search stopped),
 and copies body bytes once. Nothing steps through the input a byte at a time in Python.
+
+A server sends the same head again and again but for its ``Content-Length``: the last head
+framed by one plain ``Content-Length`` is kept as a template (the bytes before and after
+the length's digits, and what they meant), and a read that is exactly one response whose
+head is the template with other digits is taken from it without parsing the head again.
+The outcome is exactly the full parse's: only the digits differ, checked as it checks them.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ _OWS: Final = b" \t"
 _FIELD_BYTES: Final = bytes(b for b in range(256) if b in (9, 10, 13) or 0x20 <= b != 0x7F)
 _TOKEN_BYTES: Final = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
+# The longest Content-Length value accepted (as _DIGITS).
+_MAX_DIGITS: Final = 19
+
 # Parser states.
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER = range(6)
 _UNTIL_CLOSE, _SWITCHED, _CLOSED, _FAILED = range(6, 10)
@@ -84,6 +93,9 @@ class EndOfMessage:
 
 
 Event = Union[Response, Data, EndOfMessage]
+
+#: Every end is the same (the event carries nothing).
+_END: Final = EndOfMessage()
 
 
 def _take(buf: bytearray, start: int, stop: int) -> bytes:
@@ -192,24 +204,9 @@ class ResponseParser:
     After an error the parser stays failed: every later call raises again.
     """
 
-    __slots__ = (
-        "_body_size",
-        "_buf",
-        "_error",
-        "_expect_body",
-        "_method",
-        "_remaining",
-        "_scan",
-        "_state",
-        "_total",
-        "_trailer_count",
-        "_trailer_size",
-        "keep_alive",
-        "max_body_size",
-        "max_chunk_line",
-        "max_header_size",
-        "max_headers",
-    )
+    __slots__ = ("_body_size", "_buf", "_error", "_expect_body", "_method", "_remaining", "_scan",
+                 "_state", "_template", "_total", "_trailer_count", "_trailer_size", "keep_alive",
+                 "max_body_size", "max_chunk_line", "max_header_size", "max_headers")
 
     def __init__(
         self,
@@ -240,6 +237,10 @@ class ResponseParser:
         self._trailer_size = 0
         self._trailer_count = 0
         self._error = ""
+        #: The last head framed by one plain Content-Length: (bytes before its digits, after
+        #: them, method and expect_body, status, reason, headers, content-length's index in
+        #: them, HTTP version, keep_alive).
+        self._template: tuple[bytes, bytes, str, bool, int, str, list[tuple[str, str]], int, str, bool] | None = None
         #: Whether the connection may carry another request after this response (RFC 9112
         #: §9.3): false for HTTP/1.0 without keep-alive, ``Connection: close``, or a body
         #: read until close. Valid once ``Response`` was returned.
@@ -263,6 +264,10 @@ class ResponseParser:
 
     def feed(self, data: bytes) -> list[Event]:
         """Add ``data`` and return the events it completed."""
+        if self._template is not None and self._state == _HEAD and not self._buf:
+            whole = self._whole(data)
+            if whole is not None:
+                return whole
         self._check_usable()
         if self._state == _CLOSED:
             raise self._fail("data after the end of the stream")
@@ -280,13 +285,41 @@ class ResponseParser:
             del self._buf[:pos]
         return events
 
+    def _whole(self, data: bytes) -> list[Event] | None:
+        """The events of ``data`` if it is one whole response with the template's head but for
+        the Content-Length digits (the common read), else ``None`` with nothing changed."""
+        template = self._template
+        assert template is not None
+        before, behind = template[0], template[1]
+        if template[2] != self._method or template[3] != self._expect_body or not data.startswith(before):
+            return None
+        # Neither the template's head nor digits hold a blank line: the first one ends it.
+        end = data.find(b"\n\r\n", len(before))
+        n = end - len(before) - len(behind)
+        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
+            return None
+        digits = data[len(before):len(before) + n]
+        if not digits.isdigit() or not data.startswith(behind, len(before) + n):
+            return None
+        length = int(digits)
+        if len(data) != end + 3 + length or (self.max_body_size is not None and length > self.max_body_size):
+            return None
+        headers = template[6].copy()
+        headers[template[7]] = ("content-length", digits.decode("ascii"))
+        self.keep_alive = template[9]
+        self._body_size = length
+        response = Response(template[4], template[5], headers, template[8])
+        if length == 0:
+            return [response, _END]
+        return [response, Data(data[end + 3:]), _END]
+
     def feed_eof(self) -> list[Event]:
         """The server closed the connection: end a body read until close, or fail."""
         self._check_usable()
         state = self._state
         if state == _UNTIL_CLOSE:
             self._state = _CLOSED
-            return [EndOfMessage()]
+            return [_END]
         if state == _HEAD:
             if _BLANK.fullmatch(self._buf) is None:
                 raise self._fail("connection closed inside a response head")
@@ -317,6 +350,8 @@ class ResponseParser:
         while True:
             state = self._state
             if state == _HEAD:
+                if pos == len(buf):
+                    return pos  # nothing more yet (the usual end of a read)
                 found = self._find_head(pos)
                 if isinstance(found, int):
                     return found
@@ -333,7 +368,7 @@ class ResponseParser:
                 if self._remaining:
                     return pos
                 if state == _LENGTH:
-                    events.append(EndOfMessage())
+                    events.append(_END)
                     self._state = _HEAD
                 else:
                     self._state = _CHUNK_CRLF
@@ -368,8 +403,11 @@ class ResponseParser:
         """The head at ``pos``: (start, end of its last line, after it), or bytes consumed."""
         buf = self._buf
         # Blank lines before the head are skipped; once the head began there are none.
-        found = _BLANK.match(buf, pos)
-        start = found.end() if found else pos
+        if buf[pos] in b"\r\n":
+            found = _BLANK.match(buf, pos)
+            start = found.end() if found else pos
+        else:
+            start = pos
         scan = start + self._scan
         # RFC 9112 §2.2: a recipient MAY recognize a single LF as a line terminator.
         crlf = buf.find(b"\n\r\n", scan)
@@ -389,6 +427,7 @@ class ResponseParser:
     def _head(self, events: list[Event], start: int, end: int, after: int) -> int:
         """Parse one head, emit what it means, choose how the body is framed."""
         block = _take(self._buf, start, end)
+        headers_plain = True
         first = block.find(b"\n")
         status_line = (block if first < 0 else block[:first]).removesuffix(b"\r")
         match = _STATUS.fullmatch(status_line)
@@ -401,11 +440,13 @@ class ResponseParser:
             raise HttpProtocolError(f"bad status code: {status_line[:100]!r}")
         headers = None if first < 0 else _plain_fields(block[first + 1 :], self.max_headers)
         if headers is None:  # folded lines, bare LFs, or something to refuse: line by line
+            headers_plain = False
             headers = self._headers(block.split(b"\n"))
         if 100 <= status < 200 and status != 101:
             return after  # RFC 9110 §15.2: interim responses; the final one follows.
         version = "1." + match[2].decode()
-        events.append(Response(status, (match[4] or b"").decode("latin-1"), headers, version))
+        reason = (match[4] or b"").decode("latin-1")
+        events.append(Response(status, reason, headers, version))
         connection: set[str] = set()
         te: list[str] = []
         cl: list[str] = []
@@ -419,13 +460,13 @@ class ResponseParser:
         self.keep_alive = "close" not in connection and (version != "1.0" or "keep-alive" in connection)
         method = self._method
         if status == 101 or (method == "CONNECT" and 200 <= status < 300):
-            events.append(EndOfMessage())
+            events.append(_END)
             self._state = _SWITCHED
             return after
         self._body_size = 0
         # RFC 9112 §6.3: the rules that decide the length of a response body, in order.
         if not self._expect_body or method == "HEAD" or status in (204, 304):
-            events.append(EndOfMessage())
+            events.append(_END)
             return after
         if te:
             if cl:
@@ -441,10 +482,13 @@ class ResponseParser:
             values = {v.strip(" \t") for item in cl for v in item.split(",")}
             if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
                 raise HttpProtocolError(f"bad Content-Length: {', '.join(cl)!r}")
-            length = int(values.pop())
+            value = values.pop()
+            length = int(value)
+            if headers_plain and cl == [value]:  # one plain value: a template
+                self._keep_template(block, status, reason, headers, version, value)
             self._count_body(length)
             if length == 0:
-                events.append(EndOfMessage())
+                events.append(_END)
             else:
                 self._state = _LENGTH
                 self._remaining = self._total = length
@@ -453,6 +497,19 @@ class ResponseParser:
             self.keep_alive = False
             self._state = _UNTIL_CLOSE
         return after
+
+    def _keep_template(self, block: bytes, status: int, reason: str, headers: list[tuple[str, str]],
+                       version: str, value: str) -> None:
+        """Keep the head ``block`` (plain fields, one Content-Length ``value``: digits, as
+        checked) as the template of the next ones. Plain fields: every line ends with CRLF
+        and holds no other LF, so the line naming content-length starts after an LF."""
+        at = block.lower().find(b"\ncontent-length:")
+        digits = block.find(value.encode("ascii"), at + 16) if at >= 0 else -1
+        if digits < 0:
+            return
+        index = next(i for i, (name, _) in enumerate(headers) if name == "content-length")
+        self._template = (block[:digits], block[digits + len(value):], self._method, self._expect_body,
+                          status, reason, headers, index, version, self.keep_alive)
 
     def _headers(self, lines: list[bytes]) -> list[tuple[str, str]]:
         fields: list[list[bytes]] = []
@@ -518,7 +575,7 @@ class ResponseParser:
             self._trailer_size += nl + 1 - pos
             pos = nl + 1
             if blank:
-                events.append(EndOfMessage())
+                events.append(_END)
                 self._state = _HEAD
                 return pos
             self._trailer_count += 1

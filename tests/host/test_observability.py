@@ -154,6 +154,20 @@ async def test_json_logs_name_every_event_and_hold_no_secret(json_log: io.String
     assert wire and wire[0]["message"].startswith("-> request tools/call id=")
 
 
+async def test_a_trace_and_request_logs_turned_on_mid_session_are_heard(caplog: pytest.LogCaptureFixture) -> None:
+    # The hot path reads the loggers' cached answers: a level set later must still count.
+    async with MCPHost(fake_config(a=fake(SERVER))) as host:
+        await host.call_tool("a.echo", {"text": "one"})  # the caches now say "not at DEBUG"
+        assert not [r for r in caplog.records if r.name in ("mcphost.wire.a", "mcphost.requests")]
+        caplog.set_level(logging.DEBUG, logger="mcphost.wire.a")
+        caplog.set_level(logging.DEBUG, logger="mcphost.requests")
+        await host.call_tool("a.echo", {"text": "two"})
+    traced = [r.getMessage() for r in caplog.records if r.name == "mcphost.wire.a"]
+    assert any(m.startswith("-> request tools/call id=") for m in traced)
+    assert any(m.startswith("<- response id=") for m in traced)
+    assert any(getattr(r, "event", None) == "request_completed" for r in caplog.records if r.name == "mcphost.requests")
+
+
 async def test_the_wire_trace_has_no_bodies_unless_asked(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mcphost.wire")
     async with MCPHost(fake_config(a=fake(SERVER))) as host:
@@ -236,7 +250,7 @@ async def test_nothing_is_kept_per_finished_call_and_tool_metrics_are_small() ->
         assert not peer._pending and not peer.progress_calls  # no record of a finished call
         stats = host.servers["a"].metrics.tool("t")
         h = stats.histogram
-        assert len(h._pending) < PENDING  # at most a batch not yet in its buckets
+        assert len(h.pending) < PENDING  # at most a batch not yet in its buckets
         assert h.count == stats.calls == 150
         # Counters only over the span of the values seen: fewer than the layout has.
         from mcphost.metrics.histogram import BUCKETS

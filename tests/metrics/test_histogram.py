@@ -122,15 +122,15 @@ def test_memory_is_sized_by_what_it_holds_and_does_not_grow() -> None:
     for value in values:
         record(value)
     assert h.count == 1000 and h.max > 0  # a read of the values puts what is pending in the buckets
-    assert not h._pending
+    assert not h.pending
     size = sys.getsizeof(h._counts)
     filled = len(h._counts)
     for _ in range(999):  # a million observations
         for value in values:
             record(value)
     assert len(h.bucket_counts()) == BUCKETS
-    assert len(h._pending) < PENDING
-    assert h.count == 1_000_000 and h.max > 0 and not h._pending
+    assert len(h.pending) < PENDING
+    assert h.count == 1_000_000 and h.max > 0 and not h.pending
     assert sys.getsizeof(h._counts) == size and len(h._counts) == filled
     assert h.count == 1_000_000 == sum(h.bucket_counts())
     steady = Histogram()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -466,3 +467,40 @@ async def test_junk_events_are_counted_and_logged_a_bounded_number_of_times(capl
         assert host.get_metrics()["r"]["transport"]["not_json"] == 3000
     warned = [r for r in caplog.records if "not JSON" in r.getMessage() and r.levelname == "WARNING"]
     assert len(warned) == 5 + 3 and "3000 so far" in warned[-1].getMessage()
+
+
+async def test_the_wire_trace_and_request_logs_turned_on_mid_session_are_heard(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The hot path reads the loggers' cached answers; a level set later must still count.
+    async with serving() as (_, host):
+        await host.call_tool("r.echo", {"a": 1})  # the caches now say "not at DEBUG"
+        assert not [r for r in caplog.records if r.name in ("mcphost.wire.r", "mcphost.requests")]
+        caplog.set_level(logging.DEBUG, logger="mcphost.wire.r")
+        caplog.set_level(logging.DEBUG, logger="mcphost.requests")
+        await host.call_tool("r.echo", {"a": 2})
+        traced = [r.getMessage() for r in caplog.records if r.name == "mcphost.wire.r"]
+        assert any(m.startswith("-> request tools/call id=") for m in traced)
+        assert any(m.startswith("<- response id=") for m in traced)
+        assert any(getattr(r, "event", None) == "request_completed" for r in caplog.records
+                   if r.name == "mcphost.requests")
+
+
+@pytest.mark.parametrize("data", [
+    b'{"jsonrpc":"2.0","id":7,"method":"m"}', b'{"jsonrpc":"2.0","id":7}', b'{"jsonrpc":"2.0","id":0,"method":"m"}',
+    b'{"jsonrpc":"2.0","id":07,"method":"m"}', b'{"jsonrpc":"2.0","id":-3,"method":"m"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"m"}', b'{"jsonrpc":"2.0","id":"a,b","method":"m"}',
+    b'{"jsonrpc":"2.0","id":12 ,"method":"m"}', b'{"jsonrpc":"2.0","id":' + b"9" * 18 + b',"method":"m"}',
+    b'{"jsonrpc":"2.0","id":' + b"9" * 30 + b',"method":"m"}', b'{"jsonrpc":"2.0","id":true,"method":"m"}',
+    b'{"id":5,"jsonrpc":"2.0","method":"m"}', b'{"jsonrpc":"2.0","id":', b'{"jsonrpc":"2.0","id":3',
+    b'{"jsonrpc":"2.0","id":75',
+])
+def test_the_request_id_read_from_our_own_encoding_is_the_decoded_one(data: bytes) -> None:
+    from mcphost._json import loads
+    from mcphost.transports.remote import request_id
+
+    try:
+        expected = loads(data).get("id")
+    except ValueError:
+        expected = request_id(b" " + data)  # the careful path (a leading space skips the quick one)
+    got = request_id(data)
+    assert got == expected and type(got) is type(expected)

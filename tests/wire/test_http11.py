@@ -552,3 +552,84 @@ def test_the_fast_header_path_agrees_with_the_careful_one() -> None:
             assert fast == careful, fields
         else:
             assert careful is None or any(line in fields for line in odd[:3]) or b"\t" in fields, fields
+
+
+# --- the head template: a head like the last one but for its Content-Length ---
+
+
+def _outcome(parser: ResponseParser, data: bytes) -> tuple[str, Any]:
+    try:
+        return "events", (merged(parser.feed(data)), parser.keep_alive, parser.buffered)
+    except HttpProtocolError as exc:
+        return "error", str(exc)
+
+
+_HEADS = [
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\ncontent-length:%s\r\nMcp-Session-Id: abc\r\n\r\n",
+    b"HTTP/1.0 404 Not Found\r\nConnection: keep-alive\r\nContent-Length:  %s \t\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: %s\r\nConnection: close\r\n\r\n",
+]
+_LENGTHS = [b"0", b"3", b"12", b"007", b"5, 5", b"5,6", b"-1", b"1 2", b"x", b"+3", b"9" * 19, b"9" * 20, b"", b"\xd9\xa3"]
+
+
+@pytest.mark.parametrize("head", _HEADS)
+def test_a_head_from_the_template_means_what_the_full_parse_says(head: bytes) -> None:
+    # One parser sees every response (it keeps the last plain head as its template); a
+    # fresh parser sees each alone: the outcomes are the same, errors included.
+    rng = random.Random(7)
+    kept = ResponseParser("POST", max_body_size=10**6)
+    for _ in range(300):
+        length = rng.choice(_LENGTHS)
+        size = 5 if length == b"5, 5" else int(length) if length.isdigit() and len(length) < 7 else 0
+        data = head % length + b"b" * size
+        fresh = ResponseParser("POST", max_body_size=10**6)
+        expected = _outcome(fresh, data)
+        got = _outcome(kept, data)
+        assert got == expected, (data, got, expected)
+        if got[0] == "error" or got[1][0][-1] != EndOfMessage():
+            kept = ResponseParser("POST", max_body_size=10**6)  # failed, or inside a body: done
+
+
+def test_the_template_follows_the_request_method() -> None:
+    parser = ResponseParser("GET")
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+    assert merged(parser.feed(head % 3 + b"abc")) == ok(b"abc", [("content-length", "3")])
+    parser.set_request("HEAD")  # a HEAD response has no body, whatever its length says
+    assert parser.feed(head % 4) == [Response(200, "OK", [("content-length", "4")]), EndOfMessage()]
+    parser.set_request("GET", expect_body=False)
+    assert parser.feed(head % 5) == [Response(200, "OK", [("content-length", "5")]), EndOfMessage()]
+    parser.set_request("GET")
+    assert merged(parser.feed(head % 2 + b"xy")) == ok(b"xy", [("content-length", "2")])
+
+
+def test_the_template_still_bounds_the_body() -> None:
+    parser = ResponseParser(max_body_size=5)
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+    assert merged(parser.feed(head % 5 + b"12345")) == ok(b"12345", [("content-length", "5")])
+    with pytest.raises(HttpProtocolError, match="max_body_size"):
+        parser.feed(head % 6)
+
+
+def test_a_head_from_the_template_has_its_own_headers() -> None:
+    parser = ResponseParser()
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-A: 1\r\n\r\n"
+    first = parser.feed(head % 1 + b"a")[0]
+    second = parser.feed(head % 2 + b"bc")[0]
+    assert isinstance(first, Response) and isinstance(second, Response)
+    assert first.headers == [("content-length", "1"), ("x-a", "1")]
+    assert second.headers == [("content-length", "2"), ("x-a", "1")]
+
+
+def test_reads_that_are_not_one_whole_response_are_parsed_in_full() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+    for reads in ([head % 2 + b"ab" + head % 1 + b"c"], [head % 3 + b"ab", b"c"], [(head % 2)[:-1], b"\nab"],
+                  [head % 2 + b"abX"], [head % 0 + head % 1 + b"d"]):
+        kept = ResponseParser()
+        assert merged(kept.feed(head % 1 + b"z")) == ok(b"z", [("content-length", "1")])  # the template
+        fresh = ResponseParser()
+        got, expected = [], []
+        for data in reads:
+            got += kept.feed(data)
+            expected += fresh.feed(data)
+        assert merged(got) == merged(expected) and kept.buffered == fresh.buffered

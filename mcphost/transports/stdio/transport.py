@@ -157,7 +157,7 @@ class StdioTransport(GoneOnce):
             self._on_oversized(framer.oversized)
 
     def _deliver(self, lines: list[bytes]) -> None:
-        if self.trace.enabled():
+        if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(False, lines)
         try:
             messages = [loads(line) for line in lines]  # the common case: every line is JSON
@@ -272,7 +272,7 @@ class StdioTransport(GoneOnce):
             return
         stats = self._stats
         stats["messages_out"] += len(buf)
-        if self.trace.enabled():
+        if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(True, buf)
         buf.append(b"")  # the last message's newline
         data = b"\n".join(buf)
