@@ -22,8 +22,7 @@ message's method:
 - a stream that ends before its response is resumed: after the server's ``retry`` the
   client GETs with ``Last-Event-ID`` (2025-11-25, SEP-1699), at most ``resume_attempts``
   times; a stream without an event id cannot be resumed and its request fails;
-- a request given up (``forget(request_id)``) closes its response stream; the headers a
-  message is sent with (``send(..., headers)``) go on its POST;
+- a request given up (``forget``) closes its response stream; ``send(..., headers)``: on its POST;
 - ``aclose()`` DELETEs the session (bounded; 405 is fine) and closes every connection.
 
 Failures a caller sees at once: an HTTP error status (a JSON-RPC error response for the
