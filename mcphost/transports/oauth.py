@@ -53,6 +53,7 @@ from ..auth.flow import (
     registration_request,
     token_request,
 )
+from ..auth.grants import id_jag_request, jwt_bearer_grant, read_id_jag
 from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 from ..version import __version__
@@ -62,7 +63,7 @@ from .httpconn import ConnectionPool, Exchange, describe, parse_url
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "OAuthAuthorizer", "fetch",
+__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "Identity", "OAuthAuthorizer", "fetch",
            "make_authorizer"]
 
 logger = logging.getLogger("mcphost.auth")
@@ -109,9 +110,31 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         scopes=auth.scopes if auth else (), redirect_uri=auth.redirect_uri if auth else None,
         client_metadata_url=auth.client_metadata_url if auth else None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
+        assertion=auth.assertion if auth else None, identity=_identity(auth),
         on_authorize=hooks.on_authorize,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
+
+
+@dataclass(frozen=True, repr=False)
+class Identity:
+    """The enterprise identity provider of an ``enterpriseManaged`` auth: its token endpoint, the
+    user's ID token there, and this client as the identity provider knows it."""
+
+    token_endpoint: str
+    id_token: str
+    client_id: str | None = None
+    client_secret: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Identity({self.token_endpoint.split('?')[0]!r})"
+
+
+def _identity(auth: Any) -> Identity | None:
+    if auth is None or auth.type != "enterpriseManaged":
+        return None
+    assert auth.idp_token_endpoint is not None and auth.id_token is not None
+    return Identity(auth.idp_token_endpoint, auth.id_token, auth.idp_client_id, auth.idp_client_secret)
 
 
 class Authorizer:
@@ -228,8 +251,11 @@ class OAuthAuthorizer(Authorizer):
     Args:
         name: the server's name (the store's key).
         server_url: the MCP endpoint.
-        kind: ``"oauth"`` or ``"clientCredentials"``.
+        kind: ``"oauth"``, ``"clientCredentials"``, ``"jwtBearer"`` or ``"enterpriseManaged"``.
         client_id, client_secret, scopes, redirect_uri, client_metadata_url: the configuration's.
+        assertion: the JWT of a ``jwtBearer`` auth (workload identity, RFC 7523).
+        identity: the identity provider of an ``enterpriseManaged`` auth (its ID token is
+            exchanged there for an ID-JAG, the assertion of the JWT bearer grant).
         on_authorize: the application's step: given the authorization URL, returns the URL the
             authorization server redirected back to (``None``: no user step possible).
         store: where credentials are kept (default: in memory).
@@ -241,7 +267,8 @@ class OAuthAuthorizer(Authorizer):
     def __init__(self, name: str, server_url: str, *, kind: str = "oauth", client_id: str | None = None,
                  client_secret: str | None = None, scopes: Iterable[str] = (), redirect_uri: str | None = None,
                  client_metadata_url: str | None = None, private_key: str | None = None,
-                 signing_algorithm: str | None = None, on_authorize: OnAuthorize | None = None,
+                 signing_algorithm: str | None = None, assertion: str | None = None,
+                 identity: Identity | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
                  ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
@@ -256,6 +283,8 @@ class OAuthAuthorizer(Authorizer):
         self.client_metadata_url = client_metadata_url
         self.private_key = private_key
         self.signing_algorithm = signing_algorithm or "ES256"
+        self.assertion = assertion
+        self.identity = identity
         self.on_authorize = on_authorize
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
@@ -272,7 +301,9 @@ class OAuthAuthorizer(Authorizer):
         self._scope: str | None = None
         #: The ``resource`` of the last flow's requests (refreshes name it too).
         self._resource_param: str | None = None
-        self.secret(client_secret, private_key)
+        self.secret(client_secret, private_key, assertion)
+        if identity is not None:
+            self.secret(identity.id_token, identity.client_secret)
 
     def __repr__(self) -> str:
         return f"OAuthAuthorizer({self.name!r}, kind={self.kind!r})"
@@ -397,9 +428,27 @@ class OAuthAuthorizer(Authorizer):
         if self.kind == "clientCredentials":
             tokens = await self._token(server, client, {"grant_type": "client_credentials"}, resource_param, None,
                                        scope=scope)
+        elif self.kind in ("jwtBearer", "enterpriseManaged"):
+            assertion = self.assertion if self.identity is None else await self._id_jag(server, resource_param, scope)
+            if assertion is None:
+                raise OAuthError("no assertion for the JWT bearer grant (auth.assertion)")
+            # SEP-1933: a refused assertion is said, never tried again or swapped for another grant.
+            tokens = await self._token(server, client, jwt_bearer_grant(assertion), resource_param, None, scope=scope)
         else:
             tokens = await self._code_flow(server, client, scope, resource_param)
         await self._keep(Credentials(self.name, server.issuer, resource_param, client, tokens))
+
+    async def _id_jag(self, server: AuthServer, resource: str, scope: str | None) -> str:
+        """SEP-990: the user's ID token exchanged at the identity provider for an ID-JAG naming
+        ``server`` (its issuer) and ``resource``."""
+        identity = self.identity
+        assert identity is not None
+        request = id_jag_request(identity.token_endpoint, identity.id_token, server.issuer, resource, scope,
+                                 identity.client_id, identity.client_secret)
+        status, _, body = await fetch(request, self.ssl_context)
+        id_jag = read_id_jag(status, _json(body))
+        self.secret(id_jag)
+        return id_jag
 
     async def _code_flow(self, server: AuthServer, client: ClientInfo, scope: str | None,
                          resource: str | None) -> Tokens:
