@@ -16,12 +16,13 @@ from __future__ import annotations
 import base64
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from .errors import OAuthError
 from .flow import Request
 
-__all__ = ["ID_JAG_TYPE", "ID_TOKEN_TYPE", "JWT_BEARER", "TOKEN_EXCHANGE", "id_jag_request", "jwt_bearer_grant",
+__all__ = ["ID_JAG_TYPE", "ID_TOKEN_TYPE", "JWT_BEARER", "Identity", "TOKEN_EXCHANGE", "id_jag_request", "jwt_bearer_grant",
            "read_id_jag"]
 
 #: RFC 7523 §2.1: the grant type of an assertion used as an authorization grant.
@@ -35,6 +36,20 @@ ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"
 _QUOTE: Final = 200
 #: The most of an ID-JAG taken (a JWT; anything longer is not one worth sending on).
 MAX_ASSERTION: Final = 16 * 1024
+
+
+@dataclass(frozen=True, repr=False)
+class Identity:
+    """The enterprise identity provider of an ``enterpriseManaged`` auth: its token endpoint, the
+    user's ID token there, and this client as the identity provider knows it."""
+
+    token_endpoint: str
+    id_token: str
+    client_id: str | None = None
+    client_secret: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Identity({self.token_endpoint.split('?')[0]!r})"
 
 
 def jwt_bearer_grant(assertion: str) -> dict[str, str]:

@@ -237,7 +237,7 @@ class EntryLoader(Expander):
         idp = ("enterpriseManaged",)
         only = {"token": ("bearer",), "privateKey": ("clientCredentials",), "signingAlgorithm": ("clientCredentials",),
                 "redirectUri": ("oauth",), "clientMetadataUrl": ("oauth",), "clientId": ("oauth", *granted),
-                "clientSecret": ("oauth", *granted), "scopes": ("oauth", *granted), "assertion": ("jwtBearer",),
+                "clientSecret": ("oauth", *granted), "scopes": ("oauth", *granted), "assertion": ("jwtBearer",), "dpop": ("oauth", *granted),
                 "idpTokenEndpoint": idp, "idToken": idp, "idpClientId": idp, "idpClientSecret": idp}
         for key, kinds in only.items():
             if key in raw and kind not in kinds:
@@ -270,6 +270,7 @@ class EntryLoader(Expander):
             id_token=values.get("idToken"),
             idp_client_id=values.get("idpClientId"),
             idp_client_secret=values.get("idpClientSecret"),
+            dpop=raw.get("dpop"),
         )
 
     def auth_url(self, fpath: JSONPath, value: str, metadata_document: bool, name: str) -> None:

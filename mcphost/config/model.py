@@ -191,6 +191,8 @@ class AuthSettings:
         idp_token_endpoint, id_token, idp_client_id, idp_client_secret: the identity
             provider of an ``enterpriseManaged`` auth: its token endpoint, the user's ID token
             it issued, and this client as registered with it (optional).
+        dpop: DPoP-bound tokens (RFC 9449): ``True`` always, ``False`` never, ``None`` (the
+            default) when the authorization server offers them for ES256.
     """
 
     type: str
@@ -207,6 +209,7 @@ class AuthSettings:
     id_token: str | None = None
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
+    dpop: bool | None = None
 
     def __post_init__(self) -> None:
         if self.type not in AUTH_TYPES:

@@ -39,6 +39,7 @@ from ..auth.discovery import (
     read_as_metadata,
     read_prm,
 )
+from ..auth.dpop import NONCE_ERROR, DPoPSession, dpop_challenge, offers_dpop
 from ..auth.errors import OAuthError
 from ..auth.flow import (
     PKCE,
@@ -53,7 +54,7 @@ from ..auth.flow import (
     registration_request,
     token_request,
 )
-from ..auth.grants import id_jag_request, jwt_bearer_grant, read_id_jag
+from ..auth.grants import Identity, id_jag_request, jwt_bearer_grant, read_id_jag
 from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 from ..version import __version__
@@ -63,7 +64,7 @@ from .httpconn import ConnectionPool, Exchange, describe, parse_url
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "Identity", "OAuthAuthorizer", "fetch",
+__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "OAuthAuthorizer", "fetch",
            "make_authorizer"]
 
 logger = logging.getLogger("mcphost.auth")
@@ -110,24 +111,10 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         scopes=auth.scopes if auth else (), redirect_uri=auth.redirect_uri if auth else None,
         client_metadata_url=auth.client_metadata_url if auth else None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
-        assertion=auth.assertion if auth else None, identity=_identity(auth),
+        assertion=auth.assertion if auth else None, identity=_identity(auth), dpop=auth.dpop if auth else None,
         on_authorize=hooks.on_authorize,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
-
-
-@dataclass(frozen=True, repr=False)
-class Identity:
-    """The enterprise identity provider of an ``enterpriseManaged`` auth: its token endpoint, the
-    user's ID token there, and this client as the identity provider knows it."""
-
-    token_endpoint: str
-    id_token: str
-    client_id: str | None = None
-    client_secret: str | None = None
-
-    def __repr__(self) -> str:
-        return f"Identity({self.token_endpoint.split('?')[0]!r})"
 
 
 def _identity(auth: Any) -> Identity | None:
@@ -150,6 +137,13 @@ class Authorizer:
 
     async def prepare(self) -> None:
         """Before the first request: load what the store kept, refresh it if it expires."""
+
+    def proof(self, method: str, url: str) -> str | None:
+        """The ``DPoP`` header of a request (RFC 9449: a fresh proof each), or ``None``."""
+        return None
+
+    def nonce(self, value: str) -> None:
+        """A response carried ``DPoP-Nonce: value`` (the next proofs should name it)."""
 
     def handles(self, status: int, challenges: list[str]) -> bool:
         """Whether a 401/403 with these ``WWW-Authenticate`` values is this authorizer's to answer."""
@@ -256,6 +250,8 @@ class OAuthAuthorizer(Authorizer):
         assertion: the JWT of a ``jwtBearer`` auth (workload identity, RFC 7523).
         identity: the identity provider of an ``enterpriseManaged`` auth (its ID token is
             exchanged there for an ID-JAG, the assertion of the JWT bearer grant).
+        dpop: DPoP-bound tokens (RFC 9449): ``True`` always, ``False`` never, ``None`` when the
+            authorization server offers them for ES256.
         on_authorize: the application's step: given the authorization URL, returns the URL the
             authorization server redirected back to (``None``: no user step possible).
         store: where credentials are kept (default: in memory).
@@ -268,7 +264,7 @@ class OAuthAuthorizer(Authorizer):
                  client_secret: str | None = None, scopes: Iterable[str] = (), redirect_uri: str | None = None,
                  client_metadata_url: str | None = None, private_key: str | None = None,
                  signing_algorithm: str | None = None, assertion: str | None = None,
-                 identity: Identity | None = None, on_authorize: OnAuthorize | None = None,
+                 identity: Identity | None = None, dpop: bool | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
                  ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
@@ -285,6 +281,8 @@ class OAuthAuthorizer(Authorizer):
         self.signing_algorithm = signing_algorithm or "ES256"
         self.assertion = assertion
         self.identity = identity
+        self.dpop = dpop
+        self._dpop = DPoPSession(random)
         self.on_authorize = on_authorize
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
@@ -323,7 +321,18 @@ class OAuthAuthorizer(Authorizer):
                 and self._early_failed != self.generation and self.clock() > tokens.expires_at - REFRESH_MARGIN):
             # Refreshed in the background; this request still goes with the token it has.
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh_soon(self.generation))
-        return f"Bearer {tokens.access_token}"
+        return f"{tokens.token_type} {tokens.access_token}"
+
+    def proof(self, method: str, url: str) -> str | None:
+        credentials = self.credentials
+        tokens = credentials.tokens if credentials is not None else None
+        if tokens is None or tokens.token_type != "DPoP":
+            return None
+        return self._dpop.resource_proof(method, url, self.clock(), tokens.access_token)
+
+    def nonce(self, value: str) -> None:
+        if self._dpop.resource_nonce(value):
+            self.generation += 1  # RFC 9449 §9: a request refused for want of it is sent again
 
     async def _refresh_soon(self, generation: int) -> None:
         try:
@@ -369,10 +378,12 @@ class OAuthAuthorizer(Authorizer):
         return status == 403 and challenge is not None and challenge.error == "insufficient_scope"
 
     async def authorize(self, status: int, challenges: list[str], generation: int) -> None:
-        challenge = bearer_challenge(challenges)
+        challenge = bearer_challenge(challenges) or dpop_challenge(challenges)
         async with self._lock:
             if generation != self.generation:
-                return  # the token changed since the request was sent: send it again
+                return  # the token (or the DPoP nonce) changed since the request was sent: send it again
+            if challenge is not None and challenge.scheme == "dpop" and challenge.error == NONCE_ERROR:
+                raise OAuthError("the server asked for a DPoP nonce without giving a new one (DPoP-Nonce)")
             found = await self._discover(challenge)
             credentials = self.credentials
             # A refresh only with the authorization server the resource names now: when it
@@ -481,8 +492,14 @@ class OAuthAuthorizer(Authorizer):
             assertion = client_assertion(self.private_key, self.signing_algorithm, client.client_id, server.issuer,
                                          self.clock(), self.random)
         request = token_request(server, client, grant, resource or self.resource, scope, assertion)
-        status, _, body = await fetch(request, self.ssl_context)
-        tokens = read_tokens(status, _json(body), self.clock(), previous_refresh)
+        dpop = self.dpop if self.dpop is not None else offers_dpop(server.dpop_algorithms)
+        for attempt in range(2 if dpop else 1):  # DPoP: once more with the nonce asked for (RFC 9449 §8)
+            status, headers, body = await fetch(self._dpop.sign(request, self.clock()) if dpop else request,
+                                                self.ssl_context)
+            doc = _json(body)
+            if not (dpop and self._dpop.retry_with_nonce(status, headers, doc) and attempt == 0):
+                break
+        tokens = read_tokens(status, doc, self.clock(), previous_refresh, dpop=dpop)
         self.secret(tokens.access_token, tokens.refresh_token)
         return tokens
 
