@@ -23,7 +23,7 @@ import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from .._json import loads
@@ -92,6 +92,8 @@ class AuthHooks:
     on_authorize: OnAuthorize | None = None
     store: TokenStore | None = None
     add_secrets: Callable[[Iterable[str]], None] | None = None
+    #: Each server's DPoP key and nonces: a restarted transport's tokens stay usable.
+    dpop: dict[str, DPoPSession] = field(default_factory=dict)
 
 
 def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
@@ -112,6 +114,7 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         client_metadata_url=auth.client_metadata_url if auth else None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
         assertion=auth.assertion if auth else None, identity=_identity(auth), dpop=auth.dpop if auth else None,
+        dpop_session=hooks.dpop.setdefault(config.name, DPoPSession(os.urandom)),
         on_authorize=hooks.on_authorize,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
@@ -251,7 +254,8 @@ class OAuthAuthorizer(Authorizer):
         identity: the identity provider of an ``enterpriseManaged`` auth (its ID token is
             exchanged there for an ID-JAG, the assertion of the JWT bearer grant).
         dpop: DPoP-bound tokens (RFC 9449): ``True`` always, ``False`` never, ``None`` when the
-            authorization server offers them for ES256.
+            authorization server offers them for ES256; dpop_session: the key and nonces
+            (the host keeps one per server across restarts).
         on_authorize: the application's step: given the authorization URL, returns the URL the
             authorization server redirected back to (``None``: no user step possible).
         store: where credentials are kept (default: in memory).
@@ -264,7 +268,8 @@ class OAuthAuthorizer(Authorizer):
                  client_secret: str | None = None, scopes: Iterable[str] = (), redirect_uri: str | None = None,
                  client_metadata_url: str | None = None, private_key: str | None = None,
                  signing_algorithm: str | None = None, assertion: str | None = None,
-                 identity: Identity | None = None, dpop: bool | None = None, on_authorize: OnAuthorize | None = None,
+                 identity: Identity | None = None, dpop: bool | None = None,
+                 dpop_session: DPoPSession | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
                  ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
@@ -282,7 +287,7 @@ class OAuthAuthorizer(Authorizer):
         self.assertion = assertion
         self.identity = identity
         self.dpop = dpop
-        self._dpop = DPoPSession(random)
+        self._dpop = dpop_session if dpop_session is not None else DPoPSession(random)
         self.on_authorize = on_authorize
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets

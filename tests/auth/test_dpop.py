@@ -164,3 +164,14 @@ def test_a_session_keeps_the_nonces_and_signs_token_requests() -> None:
     assert session.resource_nonce("r1") and not session.resource_nonce("r1") and not session.resource_nonce("a b")
     proof = session.resource_proof("DELETE", "https://mcp.example/mcp", 0, "at")
     assert proof is not None and verify(proof)[1]["nonce"] == "r1" and verify(proof)[1]["htm"] == "DELETE"
+
+
+async def test_a_restarted_server_keeps_its_dpop_key_and_so_its_login() -> None:
+    async with DPoPServer() as server:
+        user = User(server)
+        async with host(server, user) as h:
+            await h.call_tool("api.echo", {})
+            await h.restart_server("api")
+            await h.call_tool("api.echo", {})
+        assert user.asked == 1 and server.grants == ["authorization_code"]
+        assert len(set(server.bound.values())) == 1
