@@ -51,6 +51,12 @@ async def on_authorize(url: str) -> str:
 
 
 def auth_config(scenario: str, context: dict[str, Any]) -> dict[str, Any]:
+    if scenario in ("auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization"):
+        return {"type": "enterpriseManaged", "clientId": context["client_id"], "clientSecret": context["client_secret"],
+                "idpTokenEndpoint": context["idp_token_endpoint"], "idToken": context["idp_id_token"],
+                "idpClientId": context["idp_client_id"]}
+    if scenario == "auth/wif-jwt-bearer":
+        return {"type": "jwtBearer", "clientId": context["client_id"], "assertion": context["valid_jwt"]}
     if scenario.startswith("auth/client-credentials"):
         auth: dict[str, Any] = {"type": "clientCredentials", "clientId": context.get("client_id", "")}
         if "client_secret" in context:

@@ -11,10 +11,7 @@ Not run, and why (``test_auth_scenario_lists_are_current`` keeps this list and t
 
 - every scenario at ``2026-07-28`` while mcphost does not speak that wire
   (``mcphost.protocol.versions.MODERN_VERSIONS``): its mock speaks only the stateless wire.
-  Once the modern era is there, they are run like the others (``AT_2026``);
-- ``auth/cross-app-access-complete-flow`` / ``auth/enterprise-managed-authorization`` (token
-  exchange with an identity provider), ``auth/dpop``, ``auth/dpop-nonce`` (DPoP proofs),
-  ``auth/wif-jwt-bearer`` (workload identity): extensions mcphost does not implement.
+  Once the modern era is there, they are run like the others (``AT_2026``).
 """
 
 from __future__ import annotations
@@ -43,9 +40,8 @@ CLIENT = Path(__file__).resolve().parent / "conformance_auth.py"
 #: Runs at once: the runner and its client are two processes each; the machine may have 2 cores.
 POOL = 4
 RUN_TIMEOUT = 120.0
-#: Extensions mcphost does not implement (see the module docstring).
-UNSUPPORTED = {"auth/cross-app-access-complete-flow",
-               "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"}
+#: Scenarios mcphost does not implement (none: every extension is run).
+UNSUPPORTED: set[str] = set()
 #: The wire mcphost does not speak yet.
 NOT_YET_WIRE = "2026-07-28"
 
@@ -65,7 +61,7 @@ V016_RUNS = [
         "auth/2025-03-26-oauth-endpoint-fallback": ["2025-03-26"],
         "auth/resource-mismatch": ["draft"], "auth/offline-access-scope": ["draft"],
         "auth/offline-access-not-supported": ["draft"], "auth/client-credentials-basic": ["extension"],
-        "auth/client-credentials-jwt": ["extension"],
+        "auth/client-credentials-jwt": ["extension"], "auth/cross-app-access-complete-flow": ["extension"],
     }.items()
     for spec in specs
 ]
@@ -84,6 +80,8 @@ V020_RUNS = [
         "auth/2025-03-26-oauth-metadata-backcompat": ["2025-03-26"],
         "auth/2025-03-26-oauth-endpoint-fallback": ["2025-03-26"],
         "auth/client-credentials-basic": ["extension"], "auth/client-credentials-jwt": ["extension"],
+        "auth/enterprise-managed-authorization": ["extension"], "auth/wif-jwt-bearer": ["extension"],
+        "auth/dpop": ["extension"], "auth/dpop-nonce": ["extension"],
     }.items()
     for spec in specs
 ]

@@ -3,7 +3,9 @@
 Modules: ``challenge`` (``WWW-Authenticate`` read), ``discovery`` (where the protected
 resource and authorization server metadata are, and their checks), ``flow`` (PKCE, state,
 the authorization URL, the callback, token and registration requests and answers, scopes),
-``jwt`` (``private_key_jwt`` client assertions, ES256 and RS256), ``errors``
+``jwt`` (``private_key_jwt`` client assertions, ES256 and RS256), ``grants`` (the
+extension grants: JWT bearer, the ID token exchanged for an ID-JAG), ``dpop`` (RFC 9449
+proofs of possession), ``errors``
 (``OAuthError``), ``store`` (what a login leaves: ``Credentials``, ``Tokens``,
 ``ClientInfo``; the ``TokenStore`` interface and its in-memory default). The network part is
 ``mcphost.transports.oauth``.

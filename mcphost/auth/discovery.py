@@ -137,6 +137,8 @@ class AuthServer:
     grant_types: tuple[str, ...] | None = None
     cimd_supported: bool = False
     iss_supported: bool = False
+    #: ``dpop_signing_alg_values_supported`` (RFC 9449 §5.1): the DPoP proofs it takes.
+    dpop_algorithms: tuple[str, ...] | None = None
     #: Read from a metadata document (``False``: the 2025-03-26 default endpoints).
     discovered: bool = True
 
@@ -181,6 +183,7 @@ def read_as_metadata(doc: Any, issuer: str | None) -> AuthServer:
         grant_types=_strings(doc, "grant_types_supported"),
         cimd_supported=doc.get("client_id_metadata_document_supported") is True,
         iss_supported=doc.get("authorization_response_iss_parameter_supported") is True,
+        dpop_algorithms=_strings(doc, "dpop_signing_alg_values_supported"),
     )
 
 

@@ -174,8 +174,9 @@ def token_request(server: AuthServer, client: ClientInfo, grant: Mapping[str, st
     return Request("POST", server.token_endpoint, tuple(headers), body)
 
 
-def read_tokens(status: int, doc: Any, now: float, previous_refresh: str | None = None) -> Tokens:
-    """The tokens of a token response (RFC 6749 §5.1), or why there are none (§5.2)."""
+def read_tokens(status: int, doc: Any, now: float, previous_refresh: str | None = None, dpop: bool = False) -> Tokens:
+    """The tokens of a token response (RFC 6749 §5.1), or why there are none (§5.2).
+    ``dpop``: the request carried a DPoP proof, so a ``DPoP`` token is welcome (RFC 9449 §5)."""
     if not isinstance(doc, Mapping):
         raise OAuthError(f"the token endpoint answered HTTP {status} without a JSON object")
     if status != 200 or "error" in doc:
@@ -189,7 +190,8 @@ def read_tokens(status: int, doc: Any, now: float, previous_refresh: str | None 
     token_type = doc.get("token_type", "Bearer")
     if not isinstance(access, str) or not access:
         raise OAuthError("the token response has no access_token")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+    kind = token_type.lower() if isinstance(token_type, str) else ""
+    if kind != "bearer" and not (dpop and kind == "dpop"):
         raise OAuthError(f"the token response's token_type is not Bearer ({str(token_type)[:40]!r})")
     expires_in = doc.get("expires_in")
     expires_at = None
@@ -198,7 +200,7 @@ def read_tokens(status: int, doc: Any, now: float, previous_refresh: str | None 
     refresh = doc.get("refresh_token")
     scope = doc.get("scope")
     return Tokens(
-        access_token=access, token_type="Bearer",
+        access_token=access, token_type="DPoP" if kind == "dpop" else "Bearer",
         refresh_token=refresh if isinstance(refresh, str) and refresh else previous_refresh,
         expires_at=expires_at, scope=scope if isinstance(scope, str) else None,
     )

@@ -18,7 +18,7 @@ from typing import Final
 from .._json import dumps
 from .errors import OAuthError
 
-__all__ = ["ASSERTION_TYPE", "client_assertion"]
+__all__ = ["ASSERTION_TYPE", "N_P256", "client_assertion", "es256_sign", "p256_public"]
 
 ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -26,6 +26,8 @@ ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _P: Final = 0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF
 _A: Final = _P - 3
 _N: Final = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+#: The order of the P-256 group (a private scalar is below it).
+N_P256: Final = _N
 _G: Final = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
              0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)
 _EC_OID: Final = bytes.fromhex("2a8648ce3d0201")  # id-ecPublicKey
@@ -137,6 +139,20 @@ def _rs256(n: int, d: int, message: bytes) -> bytes:
         raise OAuthError("auth.privateKey: the RSA key is too small")
     encoded = b"\x00\x01" + b"\xff" * (size - len(digest) - 3) + b"\x00" + digest
     return pow(int.from_bytes(encoded, "big"), d, n).to_bytes(size, "big")
+
+
+def p256_public(d: int) -> tuple[int, int]:
+    """The public point of the P-256 private scalar ``d`` (1 <= d < n)."""
+    if not 0 < d < _N:
+        raise ValueError("not a P-256 private scalar")
+    point = _multiply(d, _G)
+    assert point is not None
+    return point
+
+
+def es256_sign(d: int, message: bytes, random: Callable[[int], bytes]) -> bytes:
+    """The JWS ES256 signature (``r || s``) of ``message`` with the P-256 scalar ``d``."""
+    return _es256(d, message, random)
 
 
 def client_assertion(private_key: str, algorithm: str, client_id: str, audience: str, now: float,

@@ -220,7 +220,8 @@ class EntryLoader(Expander):
         """The ``auth`` object (its structure checked by the schema), every string expanded."""
         kind = raw["type"]
         values: dict[str, str] = {}
-        for key in ("clientId", "clientSecret", "redirectUri", "clientMetadataUrl", "token", "privateKey"):
+        for key in ("clientId", "clientSecret", "redirectUri", "clientMetadataUrl", "token", "privateKey", "assertion",
+                    "idpTokenEndpoint", "idToken", "idpClientId", "idpClientSecret"):
             if key not in raw:
                 continue
             value = self.expand((*fpath, key), raw[key], name)
@@ -229,17 +230,29 @@ class EntryLoader(Expander):
             if not value and not self.lenient:
                 self.error((*fpath, key), "is empty after expansion", server=name)
             values[key] = value
-        for key in ("redirectUri", "clientMetadataUrl"):
+        for key in ("redirectUri", "clientMetadataUrl", "idpTokenEndpoint"):
             if key in values and not self.lenient:
                 self.auth_url((*fpath, key), values[key], key == "clientMetadataUrl", name)
+        granted = ("clientCredentials", "jwtBearer", "enterpriseManaged")
+        idp = ("enterpriseManaged",)
         only = {"token": ("bearer",), "privateKey": ("clientCredentials",), "signingAlgorithm": ("clientCredentials",),
-                "redirectUri": ("oauth",), "clientMetadataUrl": ("oauth",), "clientId": ("oauth", "clientCredentials"),
-                "clientSecret": ("oauth", "clientCredentials"), "scopes": ("oauth", "clientCredentials")}
+                "redirectUri": ("oauth",), "clientMetadataUrl": ("oauth",), "clientId": ("oauth", *granted),
+                "clientSecret": ("oauth", *granted), "scopes": ("oauth", *granted), "assertion": ("jwtBearer",), "dpop": ("oauth", *granted),
+                "idpTokenEndpoint": idp, "idToken": idp, "idpClientId": idp, "idpClientSecret": idp}
         for key, kinds in only.items():
             if key in raw and kind not in kinds:
                 self.error((*fpath, key), f'does not apply to a "{kind}" auth', server=name)
         if kind == "clientCredentials" and "clientSecret" not in raw and "privateKey" not in raw:
             self.error(fpath, 'a "clientCredentials" auth needs "clientSecret" or "privateKey"', server=name)
+        needs = {"jwtBearer": ("clientId", "assertion"), "enterpriseManaged": ("clientId", "idpTokenEndpoint", "idToken")}
+        missing = [key for key in needs.get(kind, ()) if key not in raw]
+        if missing:
+            article = "an" if kind[0] in "aeiou" else "a"
+            self.error(fpath, f'{article} "{kind}" auth needs ' + " and ".join(f'"{key}"' for key in missing),
+                       server=name)
+        if "idpClientSecret" in raw and "idpClientId" not in raw:
+            self.error((*fpath, "idpClientSecret"), 'needs "idpClientId" (the client the secret belongs to)',
+                       server=name)
         if "clientSecret" in raw and "clientId" not in raw:
             self.error((*fpath, "clientSecret"), 'needs "clientId" (the client the secret belongs to)', server=name)
         return AuthSettings(
@@ -252,6 +265,12 @@ class EntryLoader(Expander):
             token=values.get("token"),
             private_key=values.get("privateKey"),
             signing_algorithm=raw.get("signingAlgorithm"),
+            assertion=values.get("assertion"),
+            idp_token_endpoint=values.get("idpTokenEndpoint"),
+            id_token=values.get("idToken"),
+            idp_client_id=values.get("idpClientId"),
+            idp_client_secret=values.get("idpClientSecret"),
+            dpop=raw.get("dpop"),
         )
 
     def auth_url(self, fpath: JSONPath, value: str, metadata_document: bool, name: str) -> None:

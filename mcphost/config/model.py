@@ -158,7 +158,9 @@ class InputSpec:
     options: tuple[str, ...] = ()
 
 
-AUTH_TYPES = ("oauth", "bearer", "clientCredentials")
+AUTH_TYPES = ("oauth", "bearer", "clientCredentials", "jwtBearer", "enterpriseManaged")
+#: The fields of ``AuthSettings`` that hold a secret.
+_SECRET_FIELDS = ("client_secret", "token", "private_key", "assertion", "id_token", "idp_client_secret")
 
 
 @dataclass(frozen=True, repr=False)
@@ -168,8 +170,12 @@ class AuthSettings:
     Attributes:
         type: ``"oauth"`` (the authorization code flow of the MCP authorization spec, the
             user's step through the host's ``on_authorize`` hook), ``"bearer"`` (a fixed
-            token) or ``"clientCredentials"`` (OAuth client credentials grant, no user).
-        client_id: a pre-registered client id (``oauth``, ``clientCredentials``), or ``None``
+            token), ``"clientCredentials"`` (OAuth client credentials grant, no user),
+            ``"jwtBearer"`` (workload identity: an assertion JWT for a token, RFC 7523) or
+            ``"enterpriseManaged"`` (the user's ID token exchanged at the enterprise identity
+            provider for an ID-JAG, then the ID-JAG for a token: SEP-990).
+        client_id: a pre-registered client id (``oauth``, ``clientCredentials``; required by
+            ``jwtBearer`` and ``enterpriseManaged``), or ``None``
             (a Client ID Metadata Document or Dynamic Client Registration).
         client_secret: its secret, or ``None``.
         scopes: scopes to ask for (empty: the server's challenge or its metadata decide).
@@ -181,6 +187,12 @@ class AuthSettings:
         private_key: a PEM private key for ``private_key_jwt`` client authentication
             (``clientCredentials``), or ``None``.
         signing_algorithm: the JWS algorithm of that key (``ES256`` or ``RS256``).
+        assertion: the JWT a ``jwtBearer`` auth sends (its platform's workload token).
+        idp_token_endpoint, id_token, idp_client_id, idp_client_secret: the identity
+            provider of an ``enterpriseManaged`` auth: its token endpoint, the user's ID token
+            it issued, and this client as registered with it (optional).
+        dpop: DPoP-bound tokens (RFC 9449): ``True`` always, ``False`` never, ``None`` (the
+            default) when the authorization server offers them for ES256.
     """
 
     type: str
@@ -192,22 +204,34 @@ class AuthSettings:
     token: str | None = None
     private_key: str | None = None
     signing_algorithm: str | None = None
+    assertion: str | None = None
+    idp_token_endpoint: str | None = None
+    id_token: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    dpop: bool | None = None
 
     def __post_init__(self) -> None:
         if self.type not in AUTH_TYPES:
             raise ConfigurationError(f"auth.type: expected one of {', '.join(AUTH_TYPES)}, got {self.type!r}")
         if self.type == "bearer" and self.token is None:
             raise ConfigurationError('auth: a "bearer" auth needs "token"')
+        if self.type == "jwtBearer" and (self.assertion is None or self.client_id is None):
+            raise ConfigurationError('auth: a "jwtBearer" auth needs "clientId" and "assertion"')
+        if self.type == "enterpriseManaged" and (self.client_id is None or self.idp_token_endpoint is None
+                                                 or self.id_token is None):
+            raise ConfigurationError('auth: an "enterpriseManaged" auth needs "clientId", "idpTokenEndpoint" '
+                                     'and "idToken"')
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of these settings (for the host's redactor)."""
-        return tuple(v for v in (self.client_secret, self.token, self.private_key) if v)
+        return tuple(v for v in (getattr(self, name) for name in _SECRET_FIELDS) if v)
 
     def __repr__(self) -> str:
         shown = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("client_secret", "token", "private_key") and value is not None:
+            if f.name in _SECRET_FIELDS and value is not None:
                 shown.append(f"{f.name}='***'")
             elif value is not None and value != ():
                 shown.append(f"{f.name}={value!r}")

@@ -138,7 +138,7 @@ class SessionDelete(Exchange):
         transport = self.transport
         session = transport.session
         return build_request("DELETE", transport.target,
-                             transport.merged([*transport.base_headers(), *session.headers(session.id)]))
+                             transport.merged([*transport.base_headers("DELETE"), *session.headers(session.id)]))
 
     def on_response(self, response: Response) -> None:
         if not self.done.done():

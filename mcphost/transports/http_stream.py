@@ -103,7 +103,7 @@ class GetStream(Exchange):
     def request(self) -> bytes:
         transport = self.transport
         self.sent_session = transport.session.id
-        ours = [*transport.base_headers(), ("Accept", "text/event-stream"), *transport.session.headers(self.sent_session)]
+        ours = [*transport.base_headers("GET"), ("Accept", "text/event-stream"), *transport.session.headers(self.sent_session)]
         if self.last_event_id:
             ours.append(("Last-Event-ID", self.last_event_id))
         return build_request("GET", transport.target, transport.merged(ours))

@@ -23,7 +23,7 @@ import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from .._json import loads
@@ -39,6 +39,7 @@ from ..auth.discovery import (
     read_as_metadata,
     read_prm,
 )
+from ..auth.dpop import NONCE_ERROR, DPoPSession, dpop_challenge, offers_dpop
 from ..auth.errors import OAuthError
 from ..auth.flow import (
     PKCE,
@@ -53,6 +54,7 @@ from ..auth.flow import (
     registration_request,
     token_request,
 )
+from ..auth.grants import Identity, id_jag_request, jwt_bearer_grant, read_id_jag
 from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 from ..version import __version__
@@ -90,6 +92,8 @@ class AuthHooks:
     on_authorize: OnAuthorize | None = None
     store: TokenStore | None = None
     add_secrets: Callable[[Iterable[str]], None] | None = None
+    #: Each server's DPoP key and nonces: a restarted transport's tokens stay usable.
+    dpop: dict[str, DPoPSession] = field(default_factory=dict)
 
 
 def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
@@ -109,9 +113,18 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         scopes=auth.scopes if auth else (), redirect_uri=auth.redirect_uri if auth else None,
         client_metadata_url=auth.client_metadata_url if auth else None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
+        assertion=auth.assertion if auth else None, identity=_identity(auth), dpop=auth.dpop if auth else None,
+        dpop_session=hooks.dpop.setdefault(config.name, DPoPSession(os.urandom)),
         on_authorize=hooks.on_authorize,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
+
+
+def _identity(auth: Any) -> Identity | None:
+    if auth is None or auth.type != "enterpriseManaged":
+        return None
+    assert auth.idp_token_endpoint is not None and auth.id_token is not None
+    return Identity(auth.idp_token_endpoint, auth.id_token, auth.idp_client_id, auth.idp_client_secret)
 
 
 class Authorizer:
@@ -127,6 +140,13 @@ class Authorizer:
 
     async def prepare(self) -> None:
         """Before the first request: load what the store kept, refresh it if it expires."""
+
+    def proof(self, method: str, url: str) -> str | None:
+        """The ``DPoP`` header of a request (RFC 9449: a fresh proof each), or ``None``."""
+        return None
+
+    def nonce(self, value: str) -> None:
+        """A response carried ``DPoP-Nonce: value`` (the next proofs should name it)."""
 
     def handles(self, status: int, challenges: list[str]) -> bool:
         """Whether a 401/403 with these ``WWW-Authenticate`` values is this authorizer's to answer."""
@@ -228,8 +248,14 @@ class OAuthAuthorizer(Authorizer):
     Args:
         name: the server's name (the store's key).
         server_url: the MCP endpoint.
-        kind: ``"oauth"`` or ``"clientCredentials"``.
+        kind: ``"oauth"``, ``"clientCredentials"``, ``"jwtBearer"`` or ``"enterpriseManaged"``.
         client_id, client_secret, scopes, redirect_uri, client_metadata_url: the configuration's.
+        assertion: the JWT of a ``jwtBearer`` auth (workload identity, RFC 7523).
+        identity: the identity provider of an ``enterpriseManaged`` auth (its ID token is
+            exchanged there for an ID-JAG, the assertion of the JWT bearer grant).
+        dpop: DPoP-bound tokens (RFC 9449): ``True`` always, ``False`` never, ``None`` when the
+            authorization server offers them for ES256; dpop_session: the key and nonces
+            (the host keeps one per server across restarts).
         on_authorize: the application's step: given the authorization URL, returns the URL the
             authorization server redirected back to (``None``: no user step possible).
         store: where credentials are kept (default: in memory).
@@ -241,7 +267,9 @@ class OAuthAuthorizer(Authorizer):
     def __init__(self, name: str, server_url: str, *, kind: str = "oauth", client_id: str | None = None,
                  client_secret: str | None = None, scopes: Iterable[str] = (), redirect_uri: str | None = None,
                  client_metadata_url: str | None = None, private_key: str | None = None,
-                 signing_algorithm: str | None = None, on_authorize: OnAuthorize | None = None,
+                 signing_algorithm: str | None = None, assertion: str | None = None,
+                 identity: Identity | None = None, dpop: bool | None = None,
+                 dpop_session: DPoPSession | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
                  ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
@@ -256,6 +284,10 @@ class OAuthAuthorizer(Authorizer):
         self.client_metadata_url = client_metadata_url
         self.private_key = private_key
         self.signing_algorithm = signing_algorithm or "ES256"
+        self.assertion = assertion
+        self.identity = identity
+        self.dpop = dpop
+        self._dpop = dpop_session if dpop_session is not None else DPoPSession(random)
         self.on_authorize = on_authorize
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
@@ -272,7 +304,9 @@ class OAuthAuthorizer(Authorizer):
         self._scope: str | None = None
         #: The ``resource`` of the last flow's requests (refreshes name it too).
         self._resource_param: str | None = None
-        self.secret(client_secret, private_key)
+        self.secret(client_secret, private_key, assertion)
+        if identity is not None:
+            self.secret(identity.id_token, identity.client_secret)
 
     def __repr__(self) -> str:
         return f"OAuthAuthorizer({self.name!r}, kind={self.kind!r})"
@@ -292,7 +326,18 @@ class OAuthAuthorizer(Authorizer):
                 and self._early_failed != self.generation and self.clock() > tokens.expires_at - REFRESH_MARGIN):
             # Refreshed in the background; this request still goes with the token it has.
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh_soon(self.generation))
-        return f"Bearer {tokens.access_token}"
+        return f"{tokens.token_type} {tokens.access_token}"
+
+    def proof(self, method: str, url: str) -> str | None:
+        credentials = self.credentials
+        tokens = credentials.tokens if credentials is not None else None
+        if tokens is None or tokens.token_type != "DPoP":
+            return None
+        return self._dpop.resource_proof(method, url, self.clock(), tokens.access_token)
+
+    def nonce(self, value: str) -> None:
+        if self._dpop.resource_nonce(value):
+            self.generation += 1  # RFC 9449 §9: a request refused for want of it is sent again
 
     async def _refresh_soon(self, generation: int) -> None:
         try:
@@ -338,10 +383,12 @@ class OAuthAuthorizer(Authorizer):
         return status == 403 and challenge is not None and challenge.error == "insufficient_scope"
 
     async def authorize(self, status: int, challenges: list[str], generation: int) -> None:
-        challenge = bearer_challenge(challenges)
+        challenge = bearer_challenge(challenges) or dpop_challenge(challenges)
         async with self._lock:
             if generation != self.generation:
-                return  # the token changed since the request was sent: send it again
+                return  # the token (or the DPoP nonce) changed since the request was sent: send it again
+            if challenge is not None and challenge.scheme == "dpop" and challenge.error == NONCE_ERROR:
+                raise OAuthError("the server asked for a DPoP nonce without giving a new one (DPoP-Nonce)")
             found = await self._discover(challenge)
             credentials = self.credentials
             # A refresh only with the authorization server the resource names now: when it
@@ -397,9 +444,27 @@ class OAuthAuthorizer(Authorizer):
         if self.kind == "clientCredentials":
             tokens = await self._token(server, client, {"grant_type": "client_credentials"}, resource_param, None,
                                        scope=scope)
+        elif self.kind in ("jwtBearer", "enterpriseManaged"):
+            assertion = self.assertion if self.identity is None else await self._id_jag(server, resource_param, scope)
+            if assertion is None:
+                raise OAuthError("no assertion for the JWT bearer grant (auth.assertion)")
+            # SEP-1933: a refused assertion is said, never tried again or swapped for another grant.
+            tokens = await self._token(server, client, jwt_bearer_grant(assertion), resource_param, None, scope=scope)
         else:
             tokens = await self._code_flow(server, client, scope, resource_param)
         await self._keep(Credentials(self.name, server.issuer, resource_param, client, tokens))
+
+    async def _id_jag(self, server: AuthServer, resource: str, scope: str | None) -> str:
+        """SEP-990: the user's ID token exchanged at the identity provider for an ID-JAG naming
+        ``server`` (its issuer) and ``resource``."""
+        identity = self.identity
+        assert identity is not None
+        request = id_jag_request(identity.token_endpoint, identity.id_token, server.issuer, resource, scope,
+                                 identity.client_id, identity.client_secret)
+        status, _, body = await fetch(request, self.ssl_context)
+        id_jag = read_id_jag(status, _json(body))
+        self.secret(id_jag)
+        return id_jag
 
     async def _code_flow(self, server: AuthServer, client: ClientInfo, scope: str | None,
                          resource: str | None) -> Tokens:
@@ -432,8 +497,14 @@ class OAuthAuthorizer(Authorizer):
             assertion = client_assertion(self.private_key, self.signing_algorithm, client.client_id, server.issuer,
                                          self.clock(), self.random)
         request = token_request(server, client, grant, resource or self.resource, scope, assertion)
-        status, _, body = await fetch(request, self.ssl_context)
-        tokens = read_tokens(status, _json(body), self.clock(), previous_refresh)
+        dpop = self.dpop if self.dpop is not None else offers_dpop(server.dpop_algorithms)
+        for attempt in range(2 if dpop else 1):  # DPoP: once more with the nonce asked for (RFC 9449 §8)
+            status, headers, body = await fetch(self._dpop.sign(request, self.clock()) if dpop else request,
+                                                self.ssl_context)
+            doc = _json(body)
+            if not (dpop and self._dpop.retry_with_nonce(status, headers, doc) and attempt == 0):
+                break
+        tokens = read_tokens(status, doc, self.clock(), previous_refresh, dpop=dpop)
         self.secret(tokens.access_token, tokens.refresh_token)
         return tokens
 

@@ -206,7 +206,9 @@ class RemoteTransport(GoneOnce):
         """Neither gone nor closing: what is read is still delivered."""
         return self._gone is None and not self._closing
 
-    def base_headers(self) -> list[tuple[str, str]]:
+    def base_headers(self, method: str | None = None) -> list[tuple[str, str]]:
+        """The transport's own headers; ``method``: of a request to the endpoint itself (a
+        GET or DELETE: its DPoP proof too, when the token is bound to one)."""
         ours = [("Host", self.origin.host_header), ("User-Agent", _USER_AGENT)]
         proxy = self.pool.proxy
         if proxy is not None and proxy.authorization is not None and self.pool.absolute_form:
@@ -215,7 +217,18 @@ class RemoteTransport(GoneOnce):
             value = self.authorizer.header()
             if value is not None:
                 ours.append(("Authorization", value))
+            proof = self.authorizer.proof(method, self.url) if method is not None else None
+            if proof is not None:
+                ours.append(("DPoP", proof))
         return ours
+
+    def _proof_line(self, target: str) -> bytes:
+        """The ``DPoP`` header line of a POST to ``target`` (empty without a bound token)."""
+        if self.authorizer is None:
+            return b""
+        url = target if "://" in target else f"{self.origin.scheme}://{self.origin.host_header}{target}"
+        proof = self.authorizer.proof("POST", url)
+        return b"" if proof is None else b"DPoP: %s\r\n" % proof.encode("ascii")
 
     def merged(self, ours: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """``ours`` and then the configuration's headers, which replace ours of the same name."""
@@ -240,13 +253,13 @@ class RemoteTransport(GoneOnce):
             head = build_request("POST", target, [*ours[:len(ours) - len(self.headers)],
                                                   *((k, v) for k, v in extra if k.lower() not in names),
                                                   *self.headers])
-            return b"%sContent-Length: %d\r\n\r\n%s" % (head[:-2], len(data), data)
+            return b"%s%sContent-Length: %d\r\n\r\n%s" % (head[:-2], self._proof_line(target), len(data), data)
         key = (target, state, self.authorizer.header() if self.authorizer is not None else None)
         cached = self._post_head
         if cached is None or cached[0] != key:
             head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
             cached = self._post_head = (key, head[:-2])
-        return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
+        return b"%s%sContent-Length: %d\r\n\r\n%s" % (cached[1], self._proof_line(target), len(data), data)
 
     def decode(self, raw: bytes | str) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
@@ -525,6 +538,10 @@ class PostExchange(Exchange):
     def on_response(self, response: Response) -> None:
         self.status = response.status
         self.reason = response.reason
+        authorizer = self.transport.authorizer
+        nonce = header(response, "dpop-nonce") if authorizer is not None else None
+        if nonce is not None and authorizer is not None:
+            authorizer.nonce(nonce)  # RFC 9449 §9: before a 401 asking for it is answered
         if 200 <= response.status < 300:
             self.on_success(response)
         else:

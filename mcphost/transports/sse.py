@@ -52,7 +52,7 @@ class _EventStream(Exchange):
 
     def request(self) -> bytes:
         transport = self.transport
-        headers = transport.merged([*transport.base_headers(), ("Accept", "text/event-stream"),
+        headers = transport.merged([*transport.base_headers("GET"), ("Accept", "text/event-stream"),
                                     ("Cache-Control", "no-cache")])
         return build_request("GET", transport.target, headers)
 
