@@ -18,7 +18,7 @@ Stdlib only (asyncio streams), on 127.0.0.1 with a free port; one origin serves 
   ``/.well-known/openid-configuration``) or ``"none"`` (default ``/authorize``, ``/token``
   and ``/register`` at the root). ``issuer_path`` gives the issuer a path (``/tenant``);
 - ``/authorize`` (authorization code with PKCE S256 unless ``pkce`` is off, ``state``,
-  RFC 9207 ``iss`` when ``send_iss``), ``/token`` (authorization code, refresh token with
+  RFC 9207 ``iss`` when ``send_iss``; ``pkce="plain"`` offers only ``plain``), ``/token`` (authorization code, refresh token with
   rotation, client credentials; client authentication ``client_secret_basic``,
   ``client_secret_post`` or ``none`` as each client registered) and ``/register`` (Dynamic
   Client Registration when ``dcr``). ``clients`` are pre-registered.
@@ -103,7 +103,7 @@ class AuthServer:
     """``async with AuthServer(...) as server``: ``server.url`` is the MCP endpoint."""
 
     def __init__(self, *, prm: str = "path", metadata: str = "oauth", issuer_path: str = "",
-                 pkce: bool = True, dcr: bool = True, clients: list[Client] | None = None,
+                 pkce: bool | str = True, dcr: bool = True, clients: list[Client] | None = None,
                  auth_methods: tuple[str, ...] = ("client_secret_basic", "client_secret_post", "none"),
                  scopes_supported: tuple[str, ...] = ("read", "admin"), challenge_scope: str | None = "read",
                  access_ttl: float = 3600.0, refresh: bool = True, rotate: bool = True,
@@ -126,6 +126,7 @@ class AuthServer:
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Server | None = None
+        self._changed: asyncio.Event | None = None
 
     # -- life -------------------------------------------------------------------------------
 
@@ -163,6 +164,18 @@ class AuthServer:
         return {"header": self.origin + "/custom/resource-metadata",
                 "path": self.origin + "/.well-known/oauth-protected-resource/mcp",
                 "root": self.origin + "/.well-known/oauth-protected-resource"}.get(self.prm, "")
+
+    async def until(self, predicate: Any, timeout: float = 30.0) -> None:
+        """Wait until ``predicate()`` holds, checked after each request this server answers."""
+        async def wait() -> None:
+            while not predicate():
+                self._changed = asyncio.Event()
+                await self._changed.wait()
+        await asyncio.wait_for(wait(), timeout)
+
+    def grants(self, grant_type: str) -> list[dict[str, str]]:
+        """The token requests of one grant type (their forms)."""
+        return [f for f in (r.form() for r in self.log if r.path.endswith("/token")) if f.get("grant_type") == grant_type]
 
     def requests(self, path: str) -> list[Request]:
         return [r for r in self.log if r.path == path]
@@ -228,6 +241,8 @@ class AuthServer:
                 self.log.append(request)
                 writer.write(self._route(request))
                 await writer.drain()
+                if self._changed is not None:
+                    self._changed.set()
                 if headers.get("connection", "").lower() == "close":
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -281,7 +296,7 @@ class AuthServer:
             "authorization_response_iss_parameter_supported": self.send_iss,
         }
         if self.pkce:
-            meta["code_challenge_methods_supported"] = ["S256"]
+            meta["code_challenge_methods_supported"] = ["plain"] if self.pkce == "plain" else ["S256"]
         if self.dcr:
             meta["registration_endpoint"] = issuer + "/register"
         if self.cimd:

@@ -1,0 +1,269 @@
+"""The OAuth flow through the public API, against the stdlib authorization server of
+``tests/auth_server.py``: every discovery path, PKCE refusal, registration (DCR,
+pre-registered clients and their token endpoint auth methods), step-up, refresh before
+expiry and on a 401, a failed refresh, client credentials, ``iss``, and logins kept in a
+:class:`FileTokenStore` shared by two hosts."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from auth_server import AuthServer
+
+from mcphost import MCPHost, MCPHostError
+from mcphost.auth import FileTokenStore, MemoryTokenStore
+from mcphost.policy import NO_RETRY
+
+# approve() returns the redirect's Location without following it: nothing listens here.
+REDIRECT = "http://127.0.0.1:9/callback"
+
+
+def config(server: AuthServer, **auth: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"url": server.url, "auth": {"type": "oauth", "redirectUri": REDIRECT, **auth}}
+    return {"mcpServers": {"notes": entry}}
+
+
+def host(server: AuthServer, cfg: dict[str, Any] | None = None, **options: Any) -> MCPHost:
+    options.setdefault("on_authorize", server.approve)
+    return MCPHost(cfg or config(server), retry=NO_RETRY, **options)
+
+
+async def whoami(h: MCPHost) -> str:
+    result = await h.call_tool("notes.whoami", {})
+    assert result["isError"] is False
+    return str(result["content"][0]["text"])
+
+
+def paths(server: AuthServer) -> list[str]:
+    return [r.path for r in server.log if r.path != "/mcp"]
+
+
+# -- discovery ------------------------------------------------------------------------------
+
+DISCOVERY = [
+    # (prm, metadata, issuer path): where the server publishes; the host must find it.
+    ("header", "oauth", ""), ("header", "oidc", "/tenant"), ("header", "oidc-suffix", "/tenant"),
+    ("path", "oauth", "/tenant"), ("path", "oidc", ""), ("path", "oidc-suffix", "/tenant"),
+    ("root", "oauth", ""), ("root", "oauth", "/tenant"), ("root", "oidc-suffix", "/tenant"),
+]
+
+
+@pytest.mark.parametrize(("prm", "metadata", "issuer_path"), DISCOVERY)
+async def test_every_discovery_path(prm: str, metadata: str, issuer_path: str) -> None:
+    async with AuthServer(prm=prm, metadata=metadata, issuer_path=issuer_path) as server:
+        async with host(server) as h:
+            assert (await whoami(h)).startswith("dcr-")
+        assert server.authorizations == 1
+        seen = paths(server)
+        assert server.prm_url.removeprefix(server.origin) in seen
+        published = next(iter(server._metadata_paths()))
+        assert published in seen
+        # The spec's order: nothing asked after the metadata was found but the flow's steps.
+        after = seen[seen.index(published) + 1:]
+        assert all(p.startswith(issuer_path + "/") and "well-known" not in p for p in after[:3])
+        # RFC 8707 on both requests, the canonical URI of the MCP server.
+        assert server.requests(issuer_path + "/authorize")[0].query["resource"] == server.url
+        assert server.grants("authorization_code")[0]["resource"] == server.url
+
+
+async def test_the_2025_03_26_fallbacks_without_resource_metadata() -> None:
+    # No PRM: the AS metadata at the server's root; no metadata at all: /authorize, /token, /register.
+    for metadata in ("oauth", "none"):
+        async with AuthServer(prm="none", metadata=metadata) as server, host(server) as h:
+            assert (await whoami(h)).startswith("dcr-")
+            assert {"/authorize", "/token", "/register"} <= set(paths(server))
+
+
+async def test_pkce_s256_is_required_of_the_authorization_server() -> None:
+    async with AuthServer(pkce="plain") as server:
+        with pytest.raises(MCPHostError, match="(?i)pkce|S256|code_challenge") as info:
+            async with host(server):
+                pass
+        assert server.authorizations == 0 and server.grants("authorization_code") == []
+        assert "notes" in str(info.value)
+
+
+async def test_an_iss_of_another_issuer_is_refused() -> None:
+    async with AuthServer() as server:
+        server.wrong_iss = True
+        with pytest.raises(MCPHostError, match="(?i)iss"):
+            async with host(server):
+                pass
+        assert server.grants("authorization_code") == []
+
+
+async def test_a_user_who_refuses_is_a_clear_error() -> None:
+    async with AuthServer() as server:
+        server.deny = True
+        with pytest.raises(MCPHostError, match="access_denied"):
+            async with host(server):
+                pass
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+async def test_dynamic_client_registration() -> None:
+    async with AuthServer() as server, host(server) as h:
+        assert (await whoami(h)).startswith("dcr-")
+        registered = json.loads(server.requests("/register")[0].body)
+        assert registered["redirect_uris"] == [REDIRECT]
+        assert "authorization_code" in registered.get("grant_types", ["authorization_code"])
+        client = server.clients[next(iter(server.clients))]
+        assert server.requests("/authorize")[0].query["client_id"] == client.client_id
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post", "none"])
+async def test_a_pre_registered_client_and_its_auth_method(method: str) -> None:
+    async with AuthServer(dcr=False, auth_methods=(method,)) as server:
+        client = server.register(method)
+        auth: dict[str, Any] = {"clientId": client.client_id}
+        if client.secret:
+            auth["clientSecret"] = client.secret
+        async with host(server, config(server, **auth)) as h:
+            assert (await whoami(h)).startswith(client.client_id)
+        assert server.requests("/register") == []
+        token = next(r for r in server.log if r.path == "/token")
+        basic = token.headers.get("authorization", "")
+        if method == "client_secret_basic":
+            assert base64.b64decode(basic[6:]).decode().startswith(client.client_id + ":")
+            assert "client_secret" not in token.form()
+        elif method == "client_secret_post":
+            assert not basic and token.form()["client_secret"] == client.secret
+        else:
+            assert not basic and "client_secret" not in token.form()
+
+
+async def test_no_registration_possible_is_a_clear_error() -> None:
+    async with AuthServer(dcr=False) as server:
+        with pytest.raises(MCPHostError, match="clientId"):
+            async with host(server):
+                pass
+
+
+# -- scopes ---------------------------------------------------------------------------------
+
+
+async def test_scopes_from_the_challenge_then_step_up_on_insufficient_scope() -> None:
+    async with AuthServer(challenge_scope="read") as server, host(server) as h:
+        assert (await whoami(h)).endswith(" read")
+        result = await h.call_tool("notes.admin", {"x": 1})
+        assert result["content"][0]["text"] == '{"x": 1}'
+        assert server.authorizations == 2
+        assert server.requests("/authorize")[1].query["scope"].split() == ["read", "admin"]
+        assert (await whoami(h)).endswith(" read admin")
+
+
+async def test_scopes_from_the_resource_metadata_when_the_challenge_has_none() -> None:
+    async with AuthServer(challenge_scope=None, scopes_supported=("read", "write")) as server, host(server) as h:
+        assert (await whoami(h)).endswith(" read write")
+
+
+# -- refresh --------------------------------------------------------------------------------
+
+
+async def test_refresh_on_a_401_with_a_rotated_refresh_token() -> None:
+    async with AuthServer() as server, host(server) as h:
+        await whoami(h)
+        first = server.grants("authorization_code")
+        server.revoke_access()
+        await whoami(h)
+        assert server.authorizations == 1 and len(first) == 1
+        refreshed = server.grants("refresh_token")
+        assert len(refreshed) == 1
+        server.revoke_access()
+        await whoami(h)  # the rotated refresh token is the one used
+        assert [g["refresh_token"] for g in server.grants("refresh_token")][1] != refreshed[0]["refresh_token"]
+        assert server.authorizations == 1
+
+
+async def test_refresh_before_expiry() -> None:
+    # Tokens that live less than the host's refresh margin are refreshed before they are used up.
+    async with AuthServer(access_ttl=30) as server, host(server) as h:
+        await whoami(h)
+        await server.until(lambda: len(server.grants("refresh_token")) >= 1)
+        await whoami(h)
+        assert server.authorizations == 1
+
+
+async def test_a_failed_refresh_starts_the_flow_again() -> None:
+    async with AuthServer() as server, host(server) as h:
+        await whoami(h)
+        server.revoke_access()
+        server.revoke_refresh()
+        await whoami(h)
+        assert server.authorizations == 2 and len(server.grants("refresh_token")) == 1
+
+
+# -- client credentials ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+async def test_client_credentials_need_no_user(method: str) -> None:
+    async with AuthServer(dcr=False, auth_methods=(method,)) as server:
+        client = server.register(method)
+        cfg = {"mcpServers": {"notes": {"url": server.url, "auth": {
+            "type": "clientCredentials", "clientId": client.client_id, "clientSecret": client.secret}}}}
+        async with MCPHost(cfg, retry=NO_RETRY) as h:
+            assert (await whoami(h)).startswith(client.client_id)
+        assert server.authorizations == 0
+        assert len(server.grants("client_credentials")) == 1
+        assert server.grants("client_credentials")[0].get("resource") == server.url
+
+
+# -- stores ---------------------------------------------------------------------------------
+
+
+async def test_a_login_kept_in_a_file_is_used_by_the_next_host(tmp_path: Path) -> None:
+    async with AuthServer() as server:
+        store = FileTokenStore(tmp_path / "tokens")
+        async with host(server, token_store=store) as h:
+            await whoami(h)
+        files = list((tmp_path / "tokens").iterdir())
+        assert len(files) == 1
+        if os.name == "posix":
+            assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+        kept = json.loads(files[0].read_text())
+        assert kept["server"] == "notes" and kept["issuer"] == server.issuer and kept["resource"] == server.url
+        assert kept["tokens"]["access_token"] in server.access
+
+        async def refuse(url: str) -> str:
+            raise AssertionError("asked the user again")
+
+        async with host(server, token_store=FileTokenStore(tmp_path / "tokens"), on_authorize=refuse) as h:
+            await whoami(h)
+        assert server.authorizations == 1 and len(server.requests("/register")) == 1
+
+
+async def test_a_store_shared_by_two_hosts(tmp_path: Path) -> None:
+    async def refuse(url: str) -> str:
+        raise AssertionError("asked the user again")
+
+    async with AuthServer() as server:
+        async with host(server, token_store=FileTokenStore(tmp_path)) as first:
+            await whoami(first)
+            async with host(server, token_store=FileTokenStore(tmp_path), on_authorize=refuse) as second:
+                await whoami(second)  # the first host's login
+                server.revoke_access()
+                await whoami(first)  # refreshed: the refresh token rotated, the old one is dead
+                await whoami(second)  # reads the rotated one from the shared store
+                server.revoke_access()
+                await whoami(second)
+                await whoami(first)
+        assert server.authorizations == 1
+        assert len(server.grants("refresh_token")) == 2
+
+
+async def test_the_memory_store_given_is_the_one_filled() -> None:
+    async with AuthServer() as server:
+        store = MemoryTokenStore()
+        async with host(server, token_store=store) as h:
+            await whoami(h)
+        kept = await store.get("notes")
+        assert kept is not None and kept.tokens is not None and kept.tokens.access_token in server.access
