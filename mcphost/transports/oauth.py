@@ -370,6 +370,8 @@ class OAuthAuthorizer(Authorizer):
         credentials = self.credentials
         if credentials is None or credentials.tokens is None or credentials.tokens.refresh_token is None:
             raise OAuthError("no refresh token")
+        if await self._adopt_stored(credentials):
+            return
         server = self._server
         if server is None or server.issuer != credentials.issuer:
             server = await self._discover_issuer(credentials.issuer)
@@ -377,6 +379,19 @@ class OAuthAuthorizer(Authorizer):
         grant = {"grant_type": "refresh_token", "refresh_token": credentials.tokens.refresh_token}
         tokens = await self._token(server, client, grant, self._resource_param, credentials.tokens.refresh_token)
         await self._keep(Credentials(self.name, credentials.issuer, credentials.resource, client, tokens))
+
+    async def _adopt_stored(self, credentials: Credentials) -> bool:
+        """Take the tokens another host sharing the store saved since ours were loaded (it
+        refreshed them, and a rotated refresh token of ours is dead): true if taken."""
+        stored = await self.store.get(self.name, credentials.issuer)
+        if stored is None or stored.tokens is None or stored.resource != credentials.resource \
+                or stored.tokens == credentials.tokens:
+            return False
+        self.secret(stored.tokens.access_token, stored.tokens.refresh_token)
+        self.credentials = stored
+        self.generation += 1
+        logger.debug("%s: took the tokens another host saved in the store", self.name)
+        return True
 
     async def _flow(self, challenge: Challenge | None, found: tuple[ProtectedResource | None, AuthServer],
                     step_up: bool) -> None:
