@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--retries", type=_count, default=None, metavar="N",
                        help="try a server whose start fails by exiting or timing out N more times "
                             "(default 0: a failure is shown at once; a server's own \"retry\" in mcp.json wins)")
+        p.add_argument("--token-dir", metavar="DIR",
+                       help="where OAuth logins are kept (default $XDG_CONFIG_HOME/mcphost/tokens, "
+                            "else ~/.config/mcphost/tokens)")
 
     def partial(p: argparse.ArgumentParser) -> None:
         group = p.add_mutually_exclusive_group()
@@ -143,11 +146,6 @@ def _parser() -> argparse.ArgumentParser:
     p_auth = sub.add_parser("auth", help="log in to a server that uses OAuth, see or forget logins")
     auth_sub = p_auth.add_subparsers(dest="auth_command", metavar="ACTION", required=True)
 
-    def token_dir(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--token-dir", metavar="DIR",
-                       help="where logins are kept (default $XDG_CONFIG_HOME/mcphost/tokens, "
-                            "else ~/.config/mcphost/tokens)")
-
     p_login = auth_sub.add_parser("login", help="log in to SERVER in a browser and keep the tokens")
     p_login.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
     p_login.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
@@ -155,16 +153,13 @@ def _parser() -> argparse.ArgumentParser:
                          help="print the address to open instead of opening a browser")
     p_login.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
                          help="seconds to wait for the browser to come back (default 300)")
-    token_dir(p_login)
     common(p_login)
     p_status = auth_sub.add_parser("status", help="per server: logged in, issuer, scopes, expiry (never a token)")
     p_status.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json, if there is one)")
     p_status.add_argument("--json", action="store_true", help="one JSON array")
-    token_dir(p_status)
     common(p_status)
     p_logout = auth_sub.add_parser("logout", help="forget what is kept for SERVER (tokens and registration)")
     p_logout.add_argument("server", metavar="SERVER", help="the server's name")
-    token_dir(p_logout)
     common(p_logout)
     return parser
 

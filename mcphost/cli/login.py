@@ -36,12 +36,13 @@ import webbrowser
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..auth.errors import OAuthError
 from ..auth.filestore import FileTokenStore, default_directory
 from ..auth.store import Credentials
 from ..errors import ConfigurationError, MCPHostError, UsageError
 from .report import clean
 
-__all__ = ["LoopbackRedirect", "browser_authorizer", "login_hint", "token_directory", "token_store"]
+__all__ = ["LoopbackRedirect", "browser_authorizer", "login_hint", "no_login", "token_directory", "token_store"]
 
 #: How long ``login`` waits for the browser to come back, unless ``--timeout`` says.
 DEFAULT_LOGIN_TIMEOUT = 300.0
@@ -63,6 +64,12 @@ def token_directory(args: argparse.Namespace | None = None) -> Path:
 
 def token_store(args: argparse.Namespace | None = None) -> FileTokenStore:
     return FileTokenStore(token_directory(args))
+
+
+async def no_login(url: str) -> str:
+    """The ``on_authorize`` of every command but ``auth login``: a server that needs the
+    user's login fails with what to do (its stored login is still used and refreshed)."""
+    raise OAuthError("the server needs a login, which only `mcphost auth login` asks for")
 
 
 def login_hint(name: str, error: Any) -> str | None:
