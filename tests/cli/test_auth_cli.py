@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import stat
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -178,6 +180,61 @@ async def test_inspect_and_call_on_a_server_that_wants_a_login_say_what_to_run(t
                                     arun_cli("call", str(config), "notes.echo", "{}", env=env))
         for code, _, err in runs:
             assert code == 1 and hint in err.splitlines()
+
+
+async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> None:
+    """A new user: inspect says to log in; `auth login` (the browser played by the test,
+    following the redirects); inspect and call work without a login; status; logout."""
+    async with AuthServer() as server:
+        redirect = f"http://127.0.0.1:{free_port()}/callback"
+        config = write_config(tmp_path, {"mcpServers": {"notes": {
+            "url": server.url, "auth": {"type": "oauth", "redirectUri": redirect}}}})
+        tokens = tmp_path / "tokens"
+        env = cli_env()
+        common = ("--token-dir", str(tokens))
+        code, _, err = await arun_cli("inspect", str(config), *common, env=env)
+        assert code == 1 and "mcphost: hint: notes: needs an OAuth login: run `mcphost auth login notes`" in err
+        assert server.authorizations == 0
+
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "mcphost", "auth", "login", "notes", str(config), "--no-browser", *common,
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            assert proc.stderr is not None
+            said: list[str] = []
+            while not said or "waiting for the browser" not in said[-1]:
+                line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+                assert line, f"the login ended early: {said}"
+                said.append(line)
+            url = next(line.strip() for line in said if line.startswith("  http"))
+            status, page = await asyncio.to_thread(follow, url)  # the browser
+            out, rest = await asyncio.wait_for(proc.communicate(), 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        assert status == 200 and "Logged in" in page
+        assert proc.returncode == 0, rest.decode()
+        assert out.decode().startswith(f"notes: logged in (issuer {server.issuer}, scopes read, access expires in ")
+        assert server.authorizations == 1
+        (kept,) = tokens.iterdir()
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+        runs = await asyncio.gather(arun_cli("inspect", str(config), *common, env=env),
+                                    arun_cli("call", str(config), "notes.whoami", "{}", *common, env=env),
+                                    arun_cli("auth", "status", str(config), *common, env=env))
+        assert [r[0] for r in runs] == [0, 0, 0], runs
+        assert runs[2][1].startswith("notes: logged in (issuer ")
+        assert "notes.whoami()" in runs[0][1] and json.loads(runs[1][1])["content"][0]["text"] == "dcr-1 read"
+        assert server.authorizations == 1
+
+        code, out_text, _ = await arun_cli("auth", "logout", "notes", *common, env=env)
+        assert code == 0 and out_text == "notes: logged out (forgot 1 login)\n"
+        code, _, err = await arun_cli("call", str(config), "notes.whoami", "{}", *common, env=env)
+        assert code == 1 and "run `mcphost auth login notes`" in err
+        everything = " ".join(said) + out.decode() + rest.decode() + out_text + err + repr(runs)
+        for secret in server.secrets():
+            assert secret not in everything
 
 
 def test_a_login_hint_names_the_command() -> None:
