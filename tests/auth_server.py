@@ -21,7 +21,8 @@ Stdlib only (asyncio streams), on 127.0.0.1 with a free port; one origin serves 
   RFC 9207 ``iss`` when ``send_iss``; ``pkce="plain"`` offers only ``plain``), ``/token`` (authorization code, refresh token with
   rotation, client credentials; client authentication ``client_secret_basic``,
   ``client_secret_post`` or ``none`` as each client registered) and ``/register`` (Dynamic
-  Client Registration when ``dcr``). ``clients`` are pre-registered.
+  Client Registration when ``dcr``; with ``cimd`` an https ``client_id`` is a Client ID
+  Metadata Document's, taken as a public client). ``clients`` are pre-registered.
 
 The user's step is :meth:`AuthServer.approve` (GET the authorization URL, return the
 redirect's ``Location``: what a browser that the user clicked through would be sent to).
@@ -307,7 +308,7 @@ class AuthServer:
 
     def _authorize(self, req: Request) -> bytes:
         q = req.query
-        client = self.clients.get(q.get("client_id", ""))
+        client = self._known(q.get("client_id", ""))
         redirect = q.get("redirect_uri", "")
         if client is None or (client.redirect_uris and redirect not in client.redirect_uris) or not redirect:
             return response(400, b"unknown client or redirect_uri", "text/plain")
@@ -330,6 +331,13 @@ class AuthServer:
         sep = "&" if "?" in redirect else "?"
         return response(302, b"", "text/plain", [("Location", redirect + sep + urllib.parse.urlencode(back))])
 
+    def _known(self, client_id: str) -> Client | None:
+        """A registered client, or (``cimd``) a Client ID Metadata Document URL: a public
+        client (this server trusts the document without fetching it)."""
+        if self.cimd and client_id.startswith("https://") and client_id not in self.clients:
+            self.clients[client_id] = Client(client_id, None, "none")
+        return self.clients.get(client_id)
+
     def _client(self, req: Request, form: dict[str, str]) -> Client | None:
         """The client the token request authenticates as (None: it failed)."""
         basic = req.headers.get("authorization", "")
@@ -341,7 +349,7 @@ class AuthServer:
             client = self.clients.get(cid)
             ok = client is not None and client.method == "client_secret_basic" and client.secret == secret
             return client if ok else None
-        client = self.clients.get(form.get("client_id", ""))
+        client = self._known(form.get("client_id", ""))
         if client is None:
             return None
         if client.method == "client_secret_post":

@@ -140,6 +140,32 @@ async def test_a_pre_registered_client_and_its_auth_method(method: str) -> None:
             assert not basic and "client_secret" not in token.form()
 
 
+async def test_a_client_id_metadata_document_comes_before_registration() -> None:
+    document = "https://app.example/mcphost/client.json"
+    async with AuthServer(cimd=True) as server, host(server, config(server, clientMetadataUrl=document)) as h:
+        assert (await whoami(h)).startswith(document)
+        assert server.requests("/register") == []
+        assert server.requests("/authorize")[0].query["client_id"] == document
+
+
+async def test_a_new_authorization_server_means_a_new_registration(tmp_path: Path) -> None:
+    async with AuthServer() as server:
+        store = FileTokenStore(tmp_path)
+        async with host(server, token_store=store) as h:
+            await whoami(h)
+            first = server.issuer
+            server.issuer_path = "/v2"  # the resource moves to another issuer: old tokens stop working
+            server.revoke_access()
+            server.revoke_refresh()
+            await whoami(h)
+        assert server.issuer != first and len(server.requests("/v2/register")) == 1
+        assert server.authorizations == 2
+        kept = {c.issuer: c for c in await store.list()}
+        assert set(kept) == {first, server.issuer}  # one file per server and issuer
+        assert kept[first].client is not None and kept[server.issuer].client is not None
+        assert kept[first].client.client_id != kept[server.issuer].client.client_id
+
+
 async def test_no_registration_possible_is_a_clear_error() -> None:
     async with AuthServer(dcr=False) as server:
         with pytest.raises(MCPHostError, match="clientId"):
