@@ -39,8 +39,8 @@ from typing import Any, TextIO
 from ..auth.errors import OAuthError
 from ..auth.filestore import FileTokenStore, default_directory
 from ..auth.store import Credentials
-from ..errors import ConfigurationError, MCPHostError, UsageError
-from .report import clean
+from ..errors import ConfigurationError, MCPHostError, ServerStartupError, UsageError
+from .report import clean, print_error
 
 __all__ = ["LoopbackRedirect", "browser_authorizer", "login_hint", "no_login", "token_directory", "token_store"]
 
@@ -193,23 +193,25 @@ def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO) -> An
 
 async def login(args: argparse.Namespace, interrupts: Any) -> int:
     from . import commands
+    from .run import started_host, stop_host
 
-    store = token_store(args)
     name = args.server
+    config = commands.config_path(args, args.config)
+    _check_remote(config, name)
+    store = token_store(args)
     for kept in await store.list():
         if kept.server == name and kept.tokens is not None:  # a fresh login, same registration
             await store.put(dataclasses.replace(kept, tokens=None))
     hook = browser_authorizer(open_browser=not args.no_browser, timeout=args.timeout, out=sys.stderr)
     options = commands.options_of(args)
     options.update(token_store=store, on_authorize=hook)
-    config = commands.config_path(args, args.config)
-    host = await commands.start(interrupts, config, verbose=bool(args.verbose), servers=[name], require_all=True,
-                                **options)
     try:
-        if name not in host.servers:
-            raise ConfigurationError(f"no server named {name!r} in {os.path.basename(config)}")
-    finally:
-        await host.shutdown()
+        host = await started_host(interrupts, config, servers=[name], require_all=True, **options)
+    except ServerStartupError as exc:
+        # Said as it is, without the other commands' hint (which is to run this one).
+        print_error(exc, bool(args.verbose), remote=frozenset([name]))
+        return 1
+    await stop_host(host, interrupts)
     now = await store.get(name)
     if now is None or now.tokens is None:
         print(f"mcphost: {clean(name)}: connected without a login (the server did not ask for one)", file=sys.stderr)
@@ -252,6 +254,23 @@ async def logout(args: argparse.Namespace) -> int:
     else:
         print(f"{clean(args.server)}: logged out (forgot {len(mine)} login{'s' if len(mine) > 1 else ''})")
     return 0
+
+
+def _check_remote(path: str, name: str) -> None:
+    """``name`` is a remote server of the configuration at ``path`` (else a clear error)."""
+    from ..config import parse_config
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the configuration {os.path.basename(path)}: "
+                                 f"{exc.strerror or type(exc).__name__}") from None
+    servers = parse_config(text, path=path, environ=os.environ, only=[name], defer_unset=True).servers
+    if name not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise ConfigurationError(f"{os.path.basename(path)}: no server named {name!r} (servers: {known})")
+    if servers[name].type == "stdio":
+        raise ConfigurationError(f"{name}: a stdio server: a login is for a remote (http, sse) server")
 
 
 def _configured_remote(args: argparse.Namespace) -> list[str]:

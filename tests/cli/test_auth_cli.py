@@ -182,6 +182,50 @@ async def test_inspect_and_call_on_a_server_that_wants_a_login_say_what_to_run(t
             assert code == 1 and hint in err.splitlines()
 
 
+async def login_as_browser(config: Path, *args: str) -> tuple[int, str, int, str, str, str]:
+    """`mcphost auth login notes CONFIG --no-browser ARGS`, the test playing the browser:
+    (page status, page, exit status, stdout, the rest of stderr, stderr up to the wait)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mcphost", "auth", "login", "notes", str(config), "--no-browser", *args,
+        env=cli_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert proc.stderr is not None
+        said: list[str] = []
+        while not said or "waiting for the browser" not in said[-1]:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+            assert line, f"the login ended early: {said}"
+            said.append(line)
+        url = next(line.strip() for line in said if line.startswith("  http"))
+        status, page = await asyncio.to_thread(follow, url)  # the browser
+        out, rest = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return status, page, proc.returncode, out.decode(), rest.decode(), "".join(said)
+
+
+async def test_a_login_that_cannot_be_made_says_why(tmp_path: Path) -> None:
+    async with AuthServer() as server:
+        server.deny = True
+        redirect = f"http://127.0.0.1:{free_port()}/callback"
+        config = write_config(tmp_path, {"mcpServers": {
+            "notes": {"url": server.url, "auth": {"type": "oauth", "redirectUri": redirect}},
+            "local": {"command": "true"}}})
+        common = ("--token-dir", str(tmp_path / "tokens"))
+        denied, unknown, local = await asyncio.gather(
+            login_as_browser(config, *common), arun_cli("auth", "login", "nope", str(config), *common),
+            arun_cli("auth", "login", "local", str(config), *common))
+    status, page, code, out, rest, _ = denied
+    assert status == 200 and "access_denied" in page
+    assert code == 1 and out == "" and "access_denied" in rest and "hint" not in rest
+    assert unknown[0] == 2 and "no server named 'nope' (servers: local, notes)" in unknown[2]
+    assert local[0] == 2 and "local: a stdio server: a login is for a remote (http, sse) server" in local[2]
+    assert not (tmp_path / "tokens").exists() or all(
+        "tokens" not in json.loads(p.read_text()) for p in (tmp_path / "tokens").iterdir())
+
+
 async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> None:
     """A new user: inspect says to log in; `auth login` (the browser played by the test,
     following the redirects); inspect and call work without a login; status; logout."""
@@ -196,26 +240,10 @@ async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> 
         assert code == 1 and "mcphost: hint: notes: needs an OAuth login: run `mcphost auth login notes`" in err
         assert server.authorizations == 0
 
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mcphost", "auth", "login", "notes", str(config), "--no-browser", *common,
-            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        try:
-            assert proc.stderr is not None
-            said: list[str] = []
-            while not said or "waiting for the browser" not in said[-1]:
-                line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
-                assert line, f"the login ended early: {said}"
-                said.append(line)
-            url = next(line.strip() for line in said if line.startswith("  http"))
-            status, page = await asyncio.to_thread(follow, url)  # the browser
-            out, rest = await asyncio.wait_for(proc.communicate(), 30)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        status, page, code, out, rest, said = await login_as_browser(config, *common)
         assert status == 200 and "Logged in" in page
-        assert proc.returncode == 0, rest.decode()
-        assert out.decode().startswith(f"notes: logged in (issuer {server.issuer}, scopes read, access expires in ")
+        assert code == 0, rest
+        assert out.startswith(f"notes: logged in (issuer {server.issuer}, scopes read, access expires in ")
         assert server.authorizations == 1
         (kept,) = tokens.iterdir()
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
@@ -232,7 +260,7 @@ async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> 
         assert code == 0 and out_text == "notes: logged out (forgot 1 login)\n"
         code, _, err = await arun_cli("call", str(config), "notes.whoami", "{}", *common, env=env)
         assert code == 1 and "run `mcphost auth login notes`" in err
-        everything = " ".join(said) + out.decode() + rest.decode() + out_text + err + repr(runs)
+        everything = said + out + rest + out_text + err + repr(runs)
         for secret in server.secrets():
             assert secret not in everything
 
