@@ -119,6 +119,10 @@ class FileTokenStore:
                 out.append(credentials)
         return sorted(out, key=lambda c: (c.server, c.issuer))
 
+    def servers(self) -> builtins.list[str]:
+        """The names of the servers something is kept for (from the file names alone)."""
+        return sorted({p.name.split(".", 1)[0] for p in self._all_files()})
+
     # -- files ------------------------------------------------------------------------------
 
     def path_of(self, server: str, issuer: str) -> Path:

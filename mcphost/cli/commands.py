@@ -52,9 +52,13 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
     # asked (--retries N, or the server's own "retry" in mcp.json).
     options["retry"] = RetryPolicy(retries=args.retries if args.retries is not None else 0)
     # Logins kept by `mcphost auth login` are used; one still to be made is not started
-    # from here (its hint names the command).
-    options["token_store"] = token_store(args)
-    options["on_authorize"] = no_login
+    # from here (its hint names the command). Servers with an "auth" entry get their
+    # authorizer anyway; one without gets the OAuth flow only once some login is kept (a
+    # 401 of a server that is not OAuth at all is then said as it came).
+    store = token_store(args)
+    options["token_store"] = store
+    if store.servers():
+        options["on_authorize"] = no_login
     return options
 
 
