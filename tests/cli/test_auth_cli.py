@@ -265,6 +265,20 @@ async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> 
             assert secret not in everything
 
 
+async def test_a_server_without_an_auth_entry_uses_its_kept_login(tmp_path: Path) -> None:
+    from mcphost import MCPHost
+
+    async with AuthServer() as server:
+        config = write_config(tmp_path, {"mcpServers": {"notes": {"url": server.url}}})
+        tokens = tmp_path / "tokens"
+        # A login made by an application (its own on_authorize) into the same directory.
+        async with MCPHost(str(config), on_authorize=server.approve, token_store=FileTokenStore(tokens)):
+            pass
+        code, out, err = await arun_cli("call", str(config), "notes.whoami", "{}", "--token-dir", str(tokens))
+        assert code == 0, err
+        assert json.loads(out)["content"][0]["text"] == "dcr-1 read" and server.authorizations == 1
+
+
 def test_a_login_hint_names_the_command() -> None:
     hint = cli_login.login_hint("notes", MCPHostError("notes: HTTP 401: the server needs a login"))
     assert hint == "notes: needs an OAuth login: run `mcphost auth login notes` (then this command again)"
