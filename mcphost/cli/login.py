@@ -8,8 +8,9 @@ A login is kept by :class:`~mcphost.auth.filestore.FileTokenStore` in the token 
 - ``login SERVER`` forgets the server's tokens (not its client registration), starts only
   that server with a hook that opens the authorization URL in a browser (``webbrowser``;
   ``--no-browser``: prints it) and waits on a one-shot listener at the loopback redirect
-  URI (``127.0.0.1:<port>``, RFC 8252 §7.3) for the browser to come back with the code;
-  the host finishes the flow and the store keeps the result.
+  URI (``127.0.0.1:<port>``, RFC 8252 §7.3) for the browser to come back with the code
+  (with ``--no-browser`` on a terminal, the address a browser on another machine ended at
+  may be pasted instead); the host finishes the flow and the store keeps the result.
 - ``status``: per server, logged in or not, which issuer, the scopes granted, when the
   access token expires and whether it can be refreshed. Never a token.
 - ``logout SERVER``: forgets everything kept for it (tokens and client registration).
@@ -33,6 +34,7 @@ import sys
 import time
 import urllib.parse
 import webbrowser
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -126,6 +128,21 @@ class LoopbackRedirect:
             raise MCPHostError(f"no answer from the browser within {timeout:.0f} s "
                                "(the login was not completed)") from None
 
+    def accept(self, pasted: str) -> bool:
+        """Take the address the user copied from a browser that could not reach this
+        listener (another machine): true if it is the redirect, with ``code`` or ``error``."""
+        try:
+            parts = urllib.parse.urlsplit(pasted.strip())
+        except ValueError:
+            return False
+        query = urllib.parse.parse_qs(parts.query)
+        base = urllib.parse.urlsplit(self.redirect_uri)
+        if (parts.scheme, parts.netloc, parts.path) != (base.scheme, base.netloc, self.path) \
+                or not ({"code", "error"} & query.keys()) or self._answer is None or self._answer.done():
+            return False
+        self._answer.set_result(urllib.parse.urlunsplit((base.scheme, base.netloc, parts.path, parts.query, "")))
+        return True
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._open += 1
         try:
@@ -165,9 +182,11 @@ def _page(status: int, title: str, text: str) -> bytes:
             "Cache-Control: no-store\r\nConnection: close\r\n\r\n").encode() + body
 
 
-def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO) -> Any:
+def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste: int | None = None) -> Any:
     """The host's ``on_authorize`` hook for the command line: the user's browser, and a
-    listener at the redirect URI the authorization URL carries."""
+    listener at the redirect URI the authorization URL carries. With ``paste`` (a file
+    descriptor: the terminal), the address the browser ended at may also be pasted there,
+    for a browser on another machine (POSIX)."""
 
     async def on_authorize(url: str) -> str:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
@@ -176,16 +195,54 @@ def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO) -> An
             if open_browser:
                 out.write("mcphost: opening a browser to log in; if none opens, visit:\n")
             else:
-                out.write("mcphost: to log in, open this address in a browser on this machine:\n")
+                out.write("mcphost: to log in, open this address in a browser:\n")
             out.write(f"  {url}\n")
             out.flush()
             if open_browser:
                 await asyncio.to_thread(webbrowser.open, url)
+            if paste is not None:
+                out.write("mcphost: if that browser is on another machine, paste here the address it ends at "
+                          "(it fails to load; its address holds the answer)\n")
             out.write(f"mcphost: waiting for the browser to come back to {listener.redirect_uri} ...\n")
             out.flush()
-            return await listener.wait(timeout)
+            with _pasting(paste, listener, out):
+                return await listener.wait(timeout)
 
     return on_authorize
+
+
+@contextlib.contextmanager
+def _pasting(fd: int | None, listener: LoopbackRedirect, out: TextIO) -> Iterator[None]:
+    """Read lines from ``fd`` while the listener waits; each is offered to it."""
+    if fd is None or os.name != "posix":
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    buffer = bytearray()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(fd)
+            return
+        buffer.extend(data)
+        while b"\n" in buffer or len(buffer) > _MAX_HEAD:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            text = line[:_MAX_HEAD].decode("utf-8", "replace").strip()
+            if text and not listener.accept(text):
+                out.write(f"mcphost: not the redirect to {listener.redirect_uri} with a code; paste the whole "
+                          "address, or wait for the browser\n")
+                out.flush()
+
+    loop.add_reader(fd, readable)
+    try:
+        yield
+    finally:
+        loop.remove_reader(fd)
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -202,7 +259,8 @@ async def login(args: argparse.Namespace, interrupts: Any) -> int:
     for kept in await store.list():
         if kept.server == name and kept.tokens is not None:  # a fresh login, same registration
             await store.put(dataclasses.replace(kept, tokens=None))
-    hook = browser_authorizer(open_browser=not args.no_browser, timeout=args.timeout, out=sys.stderr)
+    paste = sys.stdin.fileno() if args.no_browser and sys.stdin is not None and sys.stdin.isatty() else None
+    hook = browser_authorizer(open_browser=not args.no_browser, timeout=args.timeout, out=sys.stderr, paste=paste)
     options = commands.options_of(args)
     options.update(token_store=store, on_authorize=hook)
     try:

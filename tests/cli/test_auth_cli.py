@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import stat
 import sys
@@ -149,7 +150,33 @@ async def test_no_browser_prints_the_address_and_an_error_page_is_an_answer() ->
         status, page = await asyncio.to_thread(follow, url)
         back = await waiting
         assert status == 200 and "access_denied" in page and "error=access_denied" in back
-        assert "to log in, open this address" in said.text and url in said.text
+        assert "to log in, open this address in a browser:" in said.text and url in said.text
+        assert "paste" not in said.text
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pasting reads the terminal with the loop's reader (POSIX)")
+async def test_the_address_a_browser_elsewhere_ended_at_may_be_pasted() -> None:
+    async with AuthServer() as server:
+        redirect = f"http://127.0.0.1:{free_port()}/callback"
+        client = server.register("none")
+        url = server.issuer + "/authorize?" + urllib.parse.urlencode({
+            "response_type": "code", "client_id": client.client_id, "redirect_uri": redirect, "state": "s9",
+            "code_challenge": s256("v" * 50), "code_challenge_method": "S256"})
+        read_fd, write_fd = os.pipe()
+        try:
+            said = _Text()
+            hook = cli_login.browser_authorizer(open_browser=False, timeout=30, out=said, paste=read_fd)
+            waiting = asyncio.ensure_future(hook(url))
+            await asyncio.wait_for(said.waiting.wait(), 30)
+            ended_at = await server.approve(url)  # what the browser elsewhere shows, unable to load it
+            os.write(write_fd, b"something else\n" + ended_at.replace(redirect, "http://127.0.0.1:1/callback").encode()[:40])
+            os.write(write_fd, b"\n  " + ended_at.encode() + b"  \n")
+            back = await asyncio.wait_for(waiting, 30)
+        finally:
+            os.close(read_fd)
+            os.close(write_fd)
+        assert back == ended_at and "paste here the address" in said.text
+        assert said.text.count("not the redirect to") == 2
 
 
 async def test_the_listener_refuses_what_it_cannot_receive_and_times_out() -> None:
