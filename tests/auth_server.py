@@ -18,7 +18,7 @@ Stdlib only (asyncio streams), on 127.0.0.1 with a free port; one origin serves 
   ``/.well-known/openid-configuration``) or ``"none"`` (default ``/authorize``, ``/token``
   and ``/register`` at the root). ``issuer_path`` gives the issuer a path (``/tenant``);
 - ``/authorize`` (authorization code with PKCE S256 unless ``pkce`` is off, ``state``,
-  RFC 9207 ``iss`` when ``send_iss``; ``pkce="plain"`` offers only ``plain``), ``/token`` (authorization code, refresh token with
+  RFC 9207 ``iss`` when ``send_iss``, said in the metadata unless ``advertise_iss`` says otherwise; ``pkce="plain"`` offers only ``plain``), ``/token`` (authorization code, refresh token with
   rotation, client credentials; client authentication ``client_secret_basic``,
   ``client_secret_post`` or ``none`` as each client registered) and ``/register`` (Dynamic
   Client Registration when ``dcr``; with ``cimd`` an https ``client_id`` is a Client ID
@@ -108,12 +108,14 @@ class AuthServer:
                  auth_methods: tuple[str, ...] = ("client_secret_basic", "client_secret_post", "none"),
                  scopes_supported: tuple[str, ...] = ("read", "admin"), challenge_scope: str | None = "read",
                  access_ttl: float = 3600.0, refresh: bool = True, rotate: bool = True,
-                 send_iss: bool = True, echo: str | None = None, cimd: bool = False) -> None:
+                 send_iss: bool = True, advertise_iss: bool | None = None, echo: str | None = None,
+                 cimd: bool = False) -> None:
         self.prm, self.metadata_at, self.issuer_path = prm, metadata, issuer_path.rstrip("/")
         self.pkce, self.dcr, self.cimd = pkce, dcr, cimd
         self.auth_methods, self.scopes_supported = auth_methods, scopes_supported
         self.challenge_scope, self.access_ttl, self.refresh, self.rotate = challenge_scope, access_ttl, refresh, rotate
         self.send_iss, self.echo = send_iss, echo
+        self.advertise_iss = send_iss if advertise_iss is None else advertise_iss
         self.clients: dict[str, Client] = {c.client_id: c for c in clients or []}
         self.deny = False  # the user refuses at /authorize
         self.wrong_iss = False  # the redirect carries another issuer's iss
@@ -294,7 +296,7 @@ class AuthServer:
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": list(self.auth_methods),
             "scopes_supported": list(self.scopes_supported),
-            "authorization_response_iss_parameter_supported": self.send_iss,
+            "authorization_response_iss_parameter_supported": self.advertise_iss,
         }
         if self.pkce:
             meta["code_challenge_methods_supported"] = ["plain"] if self.pkce == "plain" else ["S256"]

@@ -98,6 +98,16 @@ async def test_an_iss_of_another_issuer_is_refused() -> None:
         assert server.grants("authorization_code") == []
 
 
+async def test_iss_is_required_when_promised_and_optional_when_not() -> None:
+    async with AuthServer(send_iss=False, advertise_iss=True) as server:
+        with pytest.raises(MCPHostError, match="(?i)iss"):
+            async with host(server):
+                pass
+        assert server.grants("authorization_code") == []
+    async with AuthServer(send_iss=False) as server, host(server) as h:
+        assert (await whoami(h)).startswith("dcr-")
+
+
 async def test_a_user_who_refuses_is_a_clear_error() -> None:
     async with AuthServer() as server:
         server.deny = True
