@@ -361,6 +361,9 @@ class OAuthAuthorizer(Authorizer):
         try:
             await self._refresh()
         except OAuthError as exc:
+            # Another host sharing the store may have spent the same refresh token first.
+            if self.credentials is not None and await self._adopt_stored(self.credentials):
+                return True
             # "A failed refresh restarts the flow."
             logger.info("%s: refreshing the token failed (%s); authorizing again", self.name, exc)
             return False
