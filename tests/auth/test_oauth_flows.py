@@ -6,6 +6,7 @@ expiry and on a 401, a failed refresh, client credentials, ``iss``, and logins k
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -294,6 +295,22 @@ async def test_a_store_shared_by_two_hosts(tmp_path: Path) -> None:
                 await whoami(first)
         assert server.authorizations == 1
         assert len(server.grants("refresh_token")) == 2
+
+
+async def test_two_hosts_refreshing_at_once_with_one_refresh_token(tmp_path: Path) -> None:
+    async def refuse(url: str) -> str:
+        raise AssertionError("asked the user again")
+
+    async with AuthServer() as server:
+        async with host(server, token_store=FileTokenStore(tmp_path)) as first:
+            await whoami(first)
+            async with host(server, token_store=FileTokenStore(tmp_path), on_authorize=refuse) as second:
+                for _ in range(3):
+                    server.revoke_access()
+                    # Both meet a 401 and refresh: whichever spends the refresh token second
+                    # takes what the first saved.
+                    await asyncio.gather(whoami(first), whoami(second))
+        assert server.authorizations == 1
 
 
 async def test_the_memory_store_given_is_the_one_filled() -> None:
