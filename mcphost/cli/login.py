@@ -281,10 +281,8 @@ async def login(args: argparse.Namespace, interrupts: Any) -> int:
 async def status(args: argparse.Namespace) -> int:
     store = token_store(args)
     kept = await store.list()
-    names = [c.server for c in kept]
-    for name in _configured_remote(args):
-        if name not in names:
-            names.append(name)
+    configured = _configured_remote(args)
+    names = [c.server for c in kept] + list(configured)
     now = time.time()
     rows: list[dict[str, Any]] = []
     for name in dict.fromkeys(names):
@@ -293,6 +291,9 @@ async def status(args: argparse.Namespace) -> int:
             rows.append({"server": name, "loggedIn": False})
         for c in mine:
             rows.append(_row(c, now))
+        if configured.get(name) in ("bearer", "clientCredentials"):
+            for row in rows[len(rows) - max(len(mine), 1):]:
+                row["auth"] = configured[name]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -331,8 +332,9 @@ def _check_remote(path: str, name: str) -> None:
         raise ConfigurationError(f"{name}: a stdio server: a login is for a remote (http, sse) server")
 
 
-def _configured_remote(args: argparse.Namespace) -> list[str]:
-    """The remote servers of the configuration, when there is one to read."""
+def _configured_remote(args: argparse.Namespace) -> dict[str, str | None]:
+    """The remote servers of the configuration (name -> its ``auth`` type, or ``None``),
+    when there is one to read."""
     from ..config import parse_config
 
     path = args.config or args.config_option or "mcp.json"
@@ -341,9 +343,10 @@ def _configured_remote(args: argparse.Namespace) -> list[str]:
     except OSError:
         if args.config or args.config_option:
             raise ConfigurationError(f"cannot read the configuration {os.path.basename(path)}") from None
-        return []
+        return {}
     config = parse_config(text, path=path, environ=os.environ, defer_unset=True)
-    return [name for name, server in config.servers.items() if server.type != "stdio"]
+    return {name: server.auth.type if server.auth is not None else None
+            for name, server in config.servers.items() if server.type != "stdio"}
 
 
 def _row(c: Credentials, now: float) -> dict[str, Any]:
@@ -365,6 +368,10 @@ def _describe(c: Credentials, now: float) -> str:
 
 
 def _describe_row(row: dict[str, Any]) -> str:
+    if row.get("auth") == "bearer":
+        return "a bearer token from the configuration (no login)"
+    if row.get("auth") == "clientCredentials" and not row["loggedIn"]:
+        return "client credentials (no login: a token is got when the server is started)"
     if not row["loggedIn"]:
         where = f" with {row['issuer']}" if "issuer" in row else ""
         return f"not logged in{where}"

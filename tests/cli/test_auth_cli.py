@@ -23,7 +23,7 @@ from mcphost.cli import login as cli_login
 from mcphost.cli import main
 from mcphost.errors import MCPHostError, UsageError
 
-SECRETS = ("at-kept-secret", "rt-kept-secret", "cs-kept-secret")
+SECRETS = ("at-kept-secret", "rt-kept-secret", "cs-kept-secret", "bt-kept-secret")
 
 
 def kept(server: str, expires_in: float | None, refresh: bool = True, issuer: str = "https://auth.example") -> Credentials:
@@ -40,7 +40,10 @@ def kept(server: str, expires_in: float | None, refresh: bool = True, issuer: st
 def setup(tmp_path: Path) -> tuple[Path, Path]:
     config = write_config(tmp_path, {"mcpServers": {
         "notes": {"url": "https://notes.example/mcp"}, "crm": {"url": "https://crm.example/mcp"},
-        "docs": {"url": "https://docs.example/mcp"}, "local": {"command": "true"}}})
+        "docs": {"url": "https://docs.example/mcp"}, "local": {"command": "true"},
+        "fixed": {"url": "https://fixed.example/mcp", "auth": {"type": "bearer", "token": "bt-kept-secret"}},
+        "batch": {"url": "https://batch.example/mcp", "auth": {"type": "clientCredentials", "clientId": "c",
+                                                             "clientSecret": "cs-kept-secret"}}}})
     tokens = tmp_path / "tokens"
 
     async def fill() -> None:
@@ -57,7 +60,10 @@ def test_status_says_who_is_logged_in_and_never_a_token(setup: tuple[Path, Path]
     assert main(["auth", "status", str(config), "--token-dir", str(tokens)]) == 0
     out, err = capsys.readouterr()
     lines = dict(line.split(": ", 1) for line in out.splitlines())
-    assert set(lines) == {"notes", "crm", "old", "docs"}  # kept ones, then remote servers without a login
+    # kept ones, then remote servers without a login
+    assert set(lines) == {"notes", "crm", "old", "docs", "fixed", "batch"}
+    assert lines["fixed"] == "a bearer token from the configuration (no login)"
+    assert lines["batch"] == "client credentials (no login: a token is got when the server is started)"
     assert lines["notes"].startswith("logged in (issuer https://auth.example, scopes read write, access expires in ")
     assert lines["notes"].endswith(", refreshable)")
     assert "access expired 10 min ago; refreshed on next use" in lines["crm"]
