@@ -312,6 +312,23 @@ async def test_a_server_without_an_auth_entry_uses_its_kept_login(tmp_path: Path
         assert json.loads(out)["content"][0]["text"] == "dcr-1 read" and server.authorizations == 1
 
 
+async def test_login_opens_the_system_browser(tmp_path: Path) -> None:
+    """Without --no-browser: ``webbrowser`` runs $BROWSER, here a program that follows the
+    redirects as a browser would, back to the login's loopback listener."""
+    browser = tmp_path / "browser.py"
+    browser.write_text("import sys, urllib.request\nurllib.request.urlopen(sys.argv[1], timeout=30).read()\n")
+    async with AuthServer() as server:
+        redirect = f"http://127.0.0.1:{free_port()}/callback"
+        config = write_config(tmp_path, {"mcpServers": {"notes": {
+            "url": server.url, "auth": {"type": "oauth", "redirectUri": redirect}}}})
+        env = cli_env(BROWSER=f"{sys.executable} {browser} %s")
+        code, out, err = await arun_cli("auth", "login", "notes", str(config), "--token-dir", str(tmp_path / "t"),
+                                        env=env)
+        assert code == 0, err
+        assert out.startswith("notes: logged in (issuer ") and "opening a browser" in err
+        assert server.authorizations == 1
+
+
 def test_a_login_hint_names_the_command() -> None:
     hint = cli_login.login_hint("notes", MCPHostError("notes: HTTP 401: the server needs a login"))
     assert hint == "notes: needs an OAuth login: run `mcphost auth login notes` (then this command again)"
