@@ -82,8 +82,10 @@ async def test_no_secret_of_a_whole_login_life_leaks(tmp_path: Path, caplog: pyt
     sweep = Sweep()
     async with AuthServer() as server:
         store = FileTokenStore(tmp_path)
-        async with MCPHost(config(server), on_authorize=server.approve, token_store=store, retry=NO_RETRY,
-                           trace_bodies=True, log_level="DEBUG") as h:
+        h = MCPHost(config(server), on_authorize=server.approve, token_store=store, retry=NO_RETRY,
+                    trace_bodies=True, log_level="DEBUG")
+        h.on_event(lambda event: sweep.texts.append(json.dumps(event, default=repr)))  # what applications see
+        async with h:
             await calls(h, sweep, "whoami", "admin", "echo")  # login, step-up
             server.revoke_access()
             await calls(h, sweep, "echo")  # refresh on 401
@@ -120,6 +122,7 @@ async def test_no_secret_of_a_whole_login_life_leaks(tmp_path: Path, caplog: pyt
     sweep.records(caplog)
     assert len(secrets) >= 15 and any(s.startswith("code-") for s in secrets)
     assert sum("notes" in t for t in sweep.texts) > 10 and len(caplog.records) > 50
+    assert any('"type": "server_ready"' in t for t in sweep.texts)
     assert sweep.search(secrets) == []
 
 
