@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,26 +158,34 @@ async def test_a_server_that_echoes_the_token_back(echo: str, caplog: pytest.Log
 
 
 async def test_the_command_line_at_its_most_verbose(tmp_path: Path) -> None:
-    """``-vvv``: debug logs and the wire trace with bodies on stderr; the login's output."""
+    """``-vvv``: debug logs and the wire trace with bodies on stderr, from the login (the
+    system browser a program that follows the redirects) to the commands that use it."""
+    browser = tmp_path / "browser.py"
+    browser.write_text("import sys, urllib.request\nurllib.request.urlopen(sys.argv[1], timeout=30).read()\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        redirect = f"http://127.0.0.1:{s.getsockname()[1]}/callback"
     async with AuthServer(echo="error") as server:
         cfg = tmp_path / "mcp.json"
-        cfg.write_text(json.dumps(config(server, server.url + f"?api_key={QUERY_SECRET}")))
+        cfg.write_text(json.dumps(config(server, server.url + f"?api_key={QUERY_SECRET}", redirectUri=redirect)))
         tokens = tmp_path / "tokens"
-        store = FileTokenStore(tokens)
-        async with MCPHost(str(cfg), on_authorize=server.approve, token_store=store, retry=NO_RETRY):
-            pass  # logged in: the command line uses what is kept
-        server.revoke_access()  # and refreshes it, at -vvv
+        env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "BROWSER": f"{sys.executable} {browser} %s"}
         outputs = []
-        for args in (("call", str(cfg), "notes.echo", "{}"), ("inspect", str(cfg)), ("auth", "status", str(cfg))):
+        for args in (("auth", "login", "notes", str(cfg)), ("refresh",), ("call", str(cfg), "notes.echo", "{}"),
+                     ("inspect", str(cfg)), ("auth", "status", str(cfg))):
+            if args == ("refresh",):
+                server.revoke_access()  # the next command refreshes, at -vvv
+                continue
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "mcphost", *args, "-vvv", "--token-dir", str(tokens),
-                env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                sys.executable, "-m", "mcphost", *args, "-vvv", "--token-dir", str(tokens), env=env,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             out, err = await asyncio.wait_for(proc.communicate(), 60)
             outputs.append(out.decode() + err.decode())
         secrets = server.secrets() | {QUERY_SECRET}
+        assert server.authorizations == 1 and len(server.grants("refresh_token")) == 1
     text = "\n".join(outputs)
     # The trace shows bodies, masked; the token was refreshed (and kept) on the way.
     assert '"message": "bad token ***", "data": "Bearer ***"' in text
-    assert "saved the credentials of notes" in text and "notes: logged in (issuer" in text
+    assert "asking the user to authorize" in text and "saved the credentials of notes" in text
+    assert text.count("notes: logged in (issuer") == 2  # the login's, then the status's
     assert [s for s in secrets if s in text] == []
