@@ -42,6 +42,7 @@ from ..auth.errors import OAuthError
 from ..auth.filestore import FileTokenStore, default_directory
 from ..auth.store import Credentials
 from ..errors import ConfigurationError, MCPHostError, ServerStartupError, UsageError
+from ..policy import RetryPolicy
 from .report import clean, print_error
 
 __all__ = ["LoopbackRedirect", "browser_authorizer", "login_hint", "no_login", "token_directory", "token_store"]
@@ -182,11 +183,13 @@ def _page(status: int, title: str, text: str) -> bytes:
             "Cache-Control: no-store\r\nConnection: close\r\n\r\n").encode() + body
 
 
-def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste: int | None = None) -> Any:
+def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste: int | None = None,
+                       limit_note: str | None = None) -> Any:
     """The host's ``on_authorize`` hook for the command line: the user's browser, and a
     listener at the redirect URI the authorization URL carries. With ``paste`` (a file
     descriptor: the terminal), the address the browser ended at may also be pasted there,
-    for a browser on another machine (POSIX)."""
+    for a browser on another machine (POSIX). ``limit_note`` names what bounds the wait
+    when it is not the user's ``--timeout``."""
 
     async def on_authorize(url: str) -> str:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
@@ -203,6 +206,9 @@ def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste
             if paste is not None:
                 out.write("mcphost: if that browser is on another machine, paste here the address it ends at "
                           "(it fails to load; its address holds the answer)\n")
+            if limit_note is not None:
+                out.write(f"mcphost: the login must be done within {timeout:g} s ({limit_note}; "
+                          "raise it for a longer one)\n")
             out.write(f"mcphost: waiting for the browser to come back to {listener.redirect_uri} ...\n")
             out.flush()
             with _pasting(paste, listener, out):
@@ -254,15 +260,21 @@ async def login(args: argparse.Namespace, interrupts: Any) -> int:
 
     name = args.server
     config = commands.config_path(args, args.config)
-    _check_remote(config, name)
+    # The login happens inside the server's start-up: its "timeout" bounds the user's step.
+    startup = _check_remote(config, name)
+    wait = min(args.timeout, startup)
     store = token_store(args)
     for kept in await store.list():
         if kept.server == name and kept.tokens is not None:  # a fresh login, same registration
             await store.put(dataclasses.replace(kept, tokens=None))
     paste = sys.stdin.fileno() if args.no_browser and sys.stdin is not None and sys.stdin.isatty() else None
-    hook = browser_authorizer(open_browser=not args.no_browser, timeout=args.timeout, out=sys.stderr, paste=paste)
+    hook = browser_authorizer(open_browser=not args.no_browser, timeout=wait, out=sys.stderr, paste=paste,
+                              limit_note=None if wait >= args.timeout else
+                              f'the server\'s start-up "timeout" in {os.path.basename(config)}')
     options = commands.options_of(args)
     options.update(token_store=store, on_authorize=hook)
+    # Only the server's own timeout bounds the start (the host's default budget would cut it).
+    options["retry"] = RetryPolicy(retries=0, start_budget=None)
     try:
         host = await started_host(interrupts, config, servers=[name], require_all=True, **options)
     except ServerStartupError as exc:
@@ -315,8 +327,9 @@ async def logout(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_remote(path: str, name: str) -> None:
-    """``name`` is a remote server of the configuration at ``path`` (else a clear error)."""
+def _check_remote(path: str, name: str) -> float:
+    """``name`` is a remote server of the configuration at ``path`` (else a clear error);
+    returns its start-up timeout."""
     from ..config import parse_config
 
     try:
@@ -330,6 +343,7 @@ def _check_remote(path: str, name: str) -> None:
         raise ConfigurationError(f"{os.path.basename(path)}: no server named {name!r} (servers: {known})")
     if servers[name].type == "stdio":
         raise ConfigurationError(f"{name}: a stdio server: a login is for a remote (http, sse) server")
+    return servers[name].timeout
 
 
 def _configured_remote(args: argparse.Namespace) -> dict[str, str | None]:

@@ -244,14 +244,14 @@ async def test_a_login_that_cannot_be_made_says_why(tmp_path: Path) -> None:
         server.deny = True
         redirect = f"http://127.0.0.1:{free_port()}/callback"
         config = write_config(tmp_path, {"mcpServers": {
-            "notes": {"url": server.url, "auth": {"type": "oauth", "redirectUri": redirect}},
+            "notes": {"url": server.url, "auth": {"type": "oauth", "redirectUri": redirect}, "timeout": 400},
             "local": {"command": "true"}}})
         common = ("--token-dir", str(tmp_path / "tokens"))
         denied, unknown, local = await asyncio.gather(
             login_as_browser(config, *common), arun_cli("auth", "login", "nope", str(config), *common),
             arun_cli("auth", "login", "local", str(config), *common))
-    status, page, code, out, rest, _ = denied
-    assert status == 200 and "access_denied" in page
+    status, page, code, out, rest, said = denied
+    assert status == 200 and "access_denied" in page and "must be done within" not in said
     assert code == 1 and out == "" and "access_denied" in rest and "hint" not in rest
     assert unknown[0] == 2 and "no server named 'nope' (servers: local, notes)" in unknown[2]
     assert local[0] == 2 and "local: a stdio server: a login is for a remote (http, sse) server" in local[2]
@@ -277,6 +277,8 @@ async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> 
         assert status == 200 and "Logged in" in page
         assert code == 0, rest
         assert out.startswith(f"notes: logged in (issuer {server.issuer}, scopes read, access expires in ")
+        assert ('mcphost: the login must be done within 30 s (the server\'s start-up "timeout" in mcp.json; '
+                "raise it for a longer one)") in said
         assert server.authorizations == 1
         (kept,) = tokens.iterdir()
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
