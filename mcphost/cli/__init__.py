@@ -4,18 +4,18 @@
 again after every change of the file); ``tools`` prints their tools for a model API;
 ``call`` calls one tool and prints its result; ``shell`` keeps the servers running and
 calls tools one after another; ``check`` validates a configuration without starting
-anything; ``serve`` serves them all as one MCP server (the gateway); ``auth login|status|logout`` keeps OAuth logins
-for the others. Errors are one clear line per problem (``mcphost: error: ...``, with what a
-failed server's stderr says) and never a traceback. Exit status: 0 success; 1 a failure
-at run time (a tool's ``isError`` result, an unknown tool, a failed start); 2 bad usage or
-configuration; 3 some servers failed and the others were served (``--partial``); 130
-after Ctrl-C; 143 after SIGTERM.
+anything; ``serve`` serves them all as one MCP server (the gateway); ``auth
+login|status|logout`` keeps OAuth logins for the others. Errors are one clear line per
+problem (``mcphost: error: ...``, with what a failed server's stderr says) and never a
+traceback. Exit status: 0 success; 1 a failure at run time (a tool's ``isError`` result, an
+unknown tool, a failed start); 2 bad usage or configuration; 3 some servers failed and the
+others were served (``--partial``); 130 after Ctrl-C; 143 after SIGTERM.
 
 This module parses the command line; ``commands`` runs ``inspect``, ``tools`` and ``call``,
-``check`` and ``shell`` their namesakes, ``login`` the ``auth`` commands; ``run`` holds a host for one command (progress,
-Ctrl-C), ``render`` prints what ``inspect`` found, ``report`` and ``hints`` say what went
-wrong and what to do next, ``inputs`` asks for ``${input:id}`` values, ``output`` decides
-where messages and logs go and in which format.
+``check`` and ``shell`` their namesakes, ``login`` the ``auth`` commands; ``run`` holds a
+host for one command (progress, Ctrl-C), ``render`` prints what ``inspect`` found,
+``report`` and ``hints`` say what went wrong and what to do next, ``inputs`` asks for
+``${input:id}`` values, ``output`` decides where messages and logs go and in which format.
 """
 
 from __future__ import annotations
