@@ -459,6 +459,10 @@ class AuthServer:
         if method == "tools/call" and self.echo == "error":
             return jsonbody(200, {"jsonrpc": "2.0", "id": msg["id"],
                                   "error": {"code": -32000, "message": f"bad token {token}", "data": header}})
+        if method not in ("initialize", "ping", "tools/list", "tools/call"):
+            # A handshake-era server: server/discover (the host's era probe) is not one of its methods.
+            return jsonbody(200, {"jsonrpc": "2.0", "id": msg["id"],
+                                  "error": {"code": -32601, "message": f"Method not found: {method}"}})
         return jsonbody(200, {"jsonrpc": "2.0", "id": msg["id"], "result": self._answer(method, params, token, grant)})
 
     def _answer(self, method: str, params: dict[str, Any], token: str, grant: Grant) -> dict[str, Any]:
