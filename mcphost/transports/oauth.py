@@ -38,6 +38,7 @@ from ..auth.discovery import (
     prm_urls,
     read_as_metadata,
     read_prm,
+    require_pkce,
 )
 from ..auth.errors import OAuthError
 from ..auth.flow import (
@@ -400,6 +401,10 @@ class OAuthAuthorizer(Authorizer):
                     step_up: bool) -> None:
         resource, server = found
         self._server = server
+        if self.kind != "clientCredentials" and resource is not None:
+            # Before anything is registered or asked of the user. Not on the 2025-03-26 paths
+            # (no resource metadata), which had no way to confirm PKCE.
+            require_pkce(server)
         client = await self._client(server, resource)
         challenged = challenge.scope if challenge is not None else None
         if step_up and challenged:

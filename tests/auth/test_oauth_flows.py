@@ -90,6 +90,27 @@ async def test_pkce_s256_is_required_of_the_authorization_server() -> None:
         assert "notes" in str(info.value)
 
 
+@pytest.mark.parametrize("metadata", ["oauth", "oidc"])
+async def test_metadata_that_does_not_say_pkce_is_refused(metadata: str) -> None:
+    # 2025-11-25: code_challenge_methods_supported absent means no PKCE: "refuse to proceed",
+    # before a client is registered or the user is asked.
+    async with AuthServer(pkce=False, metadata=metadata) as server:
+        with pytest.raises(MCPHostError, match="code_challenge_methods_supported") as info:
+            async with host(server):
+                pass
+        assert server.authorizations == 0 and server.requests("/register") == []
+        assert "notes" in str(info.value)
+
+
+async def test_client_credentials_need_no_pkce() -> None:
+    async with AuthServer(pkce=False, dcr=False, auth_methods=("client_secret_basic",)) as server:
+        client = server.register()
+        cfg = {"mcpServers": {"notes": {"url": server.url, "auth": {
+            "type": "clientCredentials", "clientId": client.client_id, "clientSecret": client.secret}}}}
+        async with MCPHost(cfg, retry=NO_RETRY) as h:
+            assert (await whoami(h)).startswith(client.client_id)
+
+
 async def test_an_iss_of_another_issuer_is_refused() -> None:
     async with AuthServer() as server:
         server.wrong_iss = True
