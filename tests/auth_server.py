@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -94,6 +95,17 @@ def response(status: int, body: bytes = b"", ctype: str = "application/json",
 
 def jsonbody(status: int, value: Any, extra: list[tuple[str, str]] | None = None) -> bytes:
     return response(status, json.dumps(value).encode(), "application/json", extra)
+
+
+async def near_expiry(store: Any, server: str, left: float = 30.0) -> None:
+    """Make the tokens ``store`` keeps for ``server`` look as if they were in the last ``left``
+    seconds of an hour's life (the host refreshes them before it uses them; the authorization
+    server still takes them)."""
+    kept = await store.get(server)
+    assert kept is not None and kept.tokens is not None
+    now = time.time()
+    tokens = dataclasses.replace(kept.tokens, issued_at=now + left - 3600, expires_at=now + left)
+    await store.put(dataclasses.replace(kept, tokens=tokens))
 
 
 def s256(verifier: str) -> str:

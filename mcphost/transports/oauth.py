@@ -72,7 +72,8 @@ logger = logging.getLogger("mcphost.auth")
 DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1:33418/callback"
 #: Authorizations one request may cause (a step-up that never satisfies the server ends here).
 MAX_AUTHORIZATIONS: Final = 3
-#: A token this close to its expiry (seconds) is refreshed before it is used.
+#: A token this close to its expiry (seconds) is refreshed before it is used; one that lives
+#: less than four times this, in the last quarter of its life (``Tokens.refresh_due``).
 REFRESH_MARGIN: Final = 60.0
 #: The most of an authorization server's answer read.
 MAX_BODY: Final = 1 << 20
@@ -267,6 +268,9 @@ class OAuthAuthorizer(Authorizer):
         self._lock = asyncio.Lock()
         self._refreshing: asyncio.Task[None] | None = None
         self._early_failed = -1
+        #: The generation the last new authorization (a flow, not a refresh) made: a 403
+        #: insufficient_scope to a request sent before it is answered by sending it again.
+        self._granted = 0
         self._loaded = False
         #: The authorization server of the last flow (refreshes go to it), the scope it asked for.
         self._server: AuthServer | None = None
@@ -289,8 +293,8 @@ class OAuthAuthorizer(Authorizer):
         tokens = credentials.tokens if credentials is not None else None
         if tokens is None:
             return None
-        if (tokens.expires_at is not None and tokens.refresh_token is not None and self._refreshing is None
-                and self._early_failed != self.generation and self.clock() > tokens.expires_at - REFRESH_MARGIN):
+        if (self._refreshing is None and self._early_failed != self.generation
+                and tokens.refresh_due(self.clock(), REFRESH_MARGIN)):
             # Refreshed in the background; this request still goes with the token it has.
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh_soon(self.generation))
         return f"Bearer {tokens.access_token}"
@@ -325,7 +329,7 @@ class OAuthAuthorizer(Authorizer):
             self.secret(tokens.access_token, tokens.refresh_token)
         if stored.client is not None:
             self.secret(stored.client.client_secret)
-        if (tokens is not None and tokens.expires_at is not None and self.clock() > tokens.expires_at - REFRESH_MARGIN):
+        if tokens is not None and tokens.refresh_due(self.clock(), REFRESH_MARGIN):
             async with self._lock:
                 try:
                     await self._refresh()
@@ -341,8 +345,13 @@ class OAuthAuthorizer(Authorizer):
     async def authorize(self, status: int, challenges: list[str], generation: int) -> None:
         challenge = bearer_challenge(challenges)
         async with self._lock:
-            if generation != self.generation:
+            if status == 401 and generation != self.generation:
                 return  # the token changed since the request was sent: send it again
+            if status == 403 and generation < self._granted:
+                # Authorized again since: the new grant may hold the scope. A mere refresh
+                # since (same scope) does not count, or a token near its expiry would meet
+                # every insufficient_scope with a refresh and never step up.
+                return
             found = await self._discover(challenge)
             credentials = self.credentials
             # A refresh only with the authorization server the resource names now: when it
@@ -392,8 +401,11 @@ class OAuthAuthorizer(Authorizer):
                 or stored.tokens == credentials.tokens:
             return False
         self.secret(stored.tokens.access_token, stored.tokens.refresh_token)
+        widened = credentials.tokens is None or stored.tokens.scope != credentials.tokens.scope
         self.credentials = stored
         self.generation += 1
+        if widened:
+            self._granted = self.generation  # another host's step-up, perhaps
         logger.debug("%s: took the tokens another host saved in the store", self.name)
         return True
 
@@ -423,6 +435,7 @@ class OAuthAuthorizer(Authorizer):
         else:
             tokens = await self._code_flow(server, client, scope, resource_param)
         await self._keep(Credentials(self.name, server.issuer, resource_param, client, tokens))
+        self._granted = self.generation
 
     async def _code_flow(self, server: AuthServer, client: ClientInfo, scope: str | None,
                          resource: str | None) -> Tokens:

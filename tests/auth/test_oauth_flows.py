@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from auth_server import AuthServer
+from auth_server import AuthServer, near_expiry
 
 from mcphost import MCPHost, MCPHostError
 from mcphost.auth import FileTokenStore, MemoryTokenStore
 from mcphost.policy import NO_RETRY
+from mcphost.transports.oauth import OAuthAuthorizer
 
 # approve() returns the redirect's Location without following it: nothing listens here.
 REDIRECT = "http://127.0.0.1:9/callback"
@@ -242,12 +243,62 @@ async def test_refresh_on_a_401_with_a_rotated_refresh_token() -> None:
 
 
 async def test_refresh_before_expiry() -> None:
-    # Tokens that live less than the host's refresh margin are refreshed before they are used up.
+    # A kept token in the last minute of its hour is refreshed before the host first uses it.
+    async def refuse(url: str) -> str:
+        raise AssertionError("asked the user again")
+
+    async with AuthServer() as server:
+        store = MemoryTokenStore()
+        async with host(server, token_store=store) as h:
+            await whoami(h)
+        await near_expiry(store, "notes")
+        async with host(server, token_store=store, on_authorize=refuse) as h:
+            await whoami(h)
+        assert len(server.grants("refresh_token")) == 1 and server.authorizations == 1
+
+
+async def test_a_short_lived_token_is_not_refreshed_on_every_request() -> None:
+    # A 30 s token is refreshed in the last quarter of its life, not within the 60 s margin
+    # (which it always is): three calls in its first seconds refresh nothing.
     async with AuthServer(access_ttl=30) as server, host(server) as h:
-        await whoami(h)
-        await server.until(lambda: len(server.grants("refresh_token")) >= 1)
-        await whoami(h)
-        assert server.authorizations == 1
+        for _ in range(3):
+            await whoami(h)
+        assert server.grants("refresh_token") == [] and server.authorizations == 1
+
+
+async def test_step_up_with_a_short_lived_token() -> None:
+    # The repro of the bug: each 403 insufficient_scope was met by a background refresh of a
+    # token inside the refresh margin, and the call failed "after 3 authorizations".
+    async with AuthServer(access_ttl=30, challenge_scope="read") as server, host(server) as h:
+        assert (await whoami(h)).endswith(" read")
+        result = await h.call_tool("notes.admin", {"x": 1})
+        assert result["content"][0]["text"] == '{"x": 1}'
+        assert server.authorizations == 2
+
+
+async def test_step_up_while_a_refresh_before_expiry_runs() -> None:
+    # A token inside its refresh margin is refreshed in the background while a request is out;
+    # the request's 403 insufficient_scope must still step up: a refreshed token has the
+    # scope it had, so sending the request again with it would be refused the same way.
+    now = [1_000_000.0]
+    async with AuthServer(challenge_scope="read") as server:
+        auth = OAuthAuthorizer("notes", server.url, redirect_uri=REDIRECT, on_authorize=server.approve,
+                               clock=lambda: now[0])
+        await auth.prepare()
+        await auth.authorize(401, ['Bearer scope="read"'], auth.generation)
+        assert auth.credentials is not None and auth.credentials.tokens is not None
+        assert auth.credentials.tokens.scope == "read"
+        assert auth.header() is not None and server.grants("refresh_token") == []
+        now[0] += 3600 - 30  # the last minute of the token's hour
+        sent_with = auth.generation
+        assert auth.header() is not None  # starts the refresh before expiry
+        await server.until(lambda: len(server.grants("refresh_token")) == 1)
+        # The refresh holds the authorizer while its token request is out; the 403 waits for it.
+        await auth.authorize(403, ['Bearer error="insufficient_scope", scope="read admin"'], sent_with)
+        assert server.authorizations == 2
+        assert auth.credentials.tokens.scope == "read admin"
+        assert server.requests("/authorize")[1].query["scope"].split() == ["read", "admin"]
+        auth.close()
 
 
 async def test_a_failed_refresh_starts_the_flow_again() -> None:
