@@ -131,6 +131,7 @@ class AuthServer:
         self.clients: dict[str, Client] = {c.client_id: c for c in clients or []}
         self.deny = False  # the user refuses at /authorize
         self.wrong_iss = False  # the redirect carries another issuer's iss
+        self.hang: asyncio.Event | None = None  # set: authorized MCP requests wait for it
         self.port = 0
         self.log: list[Request] = []
         self.authorizations = 0  # how many times the user was asked
@@ -254,7 +255,10 @@ class AuthServer:
                 parts = urllib.parse.urlsplit(target)
                 request = Request(method, parts.path, dict(urllib.parse.parse_qsl(parts.query)), headers, body)
                 self.log.append(request)
-                writer.write(self._route(request))
+                reply = self._route(request)
+                if self.hang is not None and request.path == "/mcp" and reply.startswith(b"HTTP/1.1 200"):
+                    await self.hang.wait()  # an MCP server that answers nothing once authorized
+                writer.write(reply)
                 await writer.drain()
                 if self._changed is not None:
                     self._changed.set()

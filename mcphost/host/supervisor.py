@@ -15,6 +15,7 @@ immediate kill, which the supervisor reaches only through the transport contract
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -45,6 +46,7 @@ from .registry import Registry
 from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
 from .signals import SigtermShutdown
+from .startclock import StartClocks
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -93,8 +95,10 @@ class Supervisor:
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
+        #: The start-up clocks, stopped while a person logs in (the authorizers tell them).
+        self.starts = StartClocks()
         #: What remote servers' authorizers need of the host (on_authorize, the token store).
-        self.auth = auth
+        self.auth = None if auth is None else dataclasses.replace(auth, on_user_step=self.starts.user_step)
         self.unavailable_after_timeouts = unavailable_after_timeouts
         #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
         self.keepalive = keepalive
@@ -270,8 +274,9 @@ class Supervisor:
         if deadline is None:
             deadline = self._deadline(policy)
         failed: list[ServerStartupError] = []
+        logins = self.starts.paused(handle.name)  # the budget moves on by the time spent logging in
         while True:
-            left = None if deadline is None or not failed else deadline - self.clock()
+            left = None if deadline is None or not failed else deadline + self._login_time(handle, logins) - self.clock()
             try:
                 await self._start(handle, left)
                 return
@@ -282,7 +287,7 @@ class Supervisor:
             delay = policy.delay(len(failed), self.random())
             last = failed[-1]
             reason = startup_errors.headline(last)
-            if deadline is not None and self.clock() + delay >= deadline:
+            if deadline is not None and self.clock() + delay >= deadline + self._login_time(handle, logins):
                 spent = f"its start budget of {policy.start_budget or self.retry.start_budget or 0:g} s is spent"
                 logger.info("%s: start failed (%s); %s", handle.name, reason, spent,
                             extra={"event": "server_start_budget_spent", "server": handle.name})
@@ -293,6 +298,9 @@ class Supervisor:
                 "attempt": len(failed) + 1, "attempts": policy.retries + 1, "delay": delay, "error": reason,
                 "stderr_tail": last.stderr_tail[-10:]}})
             await self.sleep(delay)
+
+    def _login_time(self, handle: ServerHandle, before: float) -> float:
+        return self.starts.paused(handle.name) - before
 
     def _gave_up(self, handle: ServerHandle, err: ServerStartupError) -> ServerStartupError:
         handle.error = self.redactor.error(err)  # the server's error says how many tries there were
@@ -317,7 +325,7 @@ class Supervisor:
             timeout = max(left or 0.0, 0.0)
         began = time.monotonic()
         try:
-            await asyncio.wait_for(self._connect(handle), timeout)
+            await self.starts.run(handle.name, self._connect(handle), timeout)  # not counting a login
         except asyncio.TimeoutError as exc:
             if isinstance(exc, MCPHostError):
                 # A request of the start (initialize, a list) hit its request timeout: not

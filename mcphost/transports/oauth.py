@@ -87,11 +87,13 @@ OnAuthorize = Callable[[str], Awaitable[str]]
 @dataclass(frozen=True)
 class AuthHooks:
     """What the host gives every server's authorizer: the application's ``on_authorize``, the
-    token store, and the redactor's ``add``."""
+    token store, the redactor's ``add``, and ``on_user_step(server, active)``, told when a
+    server's ``on_authorize`` begins and ends (the host stops that server's start-up clock)."""
 
     on_authorize: OnAuthorize | None = None
     store: TokenStore | None = None
     add_secrets: Callable[[Iterable[str]], None] | None = None
+    on_user_step: Callable[[str, bool], None] | None = None
 
 
 def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
@@ -111,7 +113,7 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         scopes=auth.scopes if auth else (), redirect_uri=auth.redirect_uri if auth else None,
         client_metadata_url=auth.client_metadata_url if auth else None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
-        on_authorize=hooks.on_authorize,
+        on_authorize=hooks.on_authorize, on_user_step=hooks.on_user_step,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
 
@@ -237,6 +239,8 @@ class OAuthAuthorizer(Authorizer):
         store: where credentials are kept (default: in memory).
         add_secrets: told every secret value as soon as it exists (the redactor).
         ssl_context: TLS of the requests to the authorization server.
+        on_user_step: told ``(name, True)`` when ``on_authorize`` is called, ``(name, False)``
+            when it has returned or failed.
         clock: wall-clock seconds (token expiry); random: ``n -> n random bytes``.
     """
 
@@ -245,7 +249,8 @@ class OAuthAuthorizer(Authorizer):
                  client_metadata_url: str | None = None, private_key: str | None = None,
                  signing_algorithm: str | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
+                 ssl_context: ssl.SSLContext | None = None, on_user_step: Callable[[str, bool], None] | None = None,
+                 clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
         self.name = name
         self.server_url = server_url
@@ -259,6 +264,7 @@ class OAuthAuthorizer(Authorizer):
         self.private_key = private_key
         self.signing_algorithm = signing_algorithm or "ES256"
         self.on_authorize = on_authorize
+        self.on_user_step = on_user_step
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
         self.ssl_context = ssl_context
@@ -447,12 +453,17 @@ class OAuthAuthorizer(Authorizer):
         self.secret(pkce.verifier, state)
         url = authorization_url(server, client, self.redirect_uri, pkce, state, scope, resource)
         logger.info("%s: asking the user to authorize at %s", self.name, server.authorization_endpoint)
+        if self.on_user_step is not None:
+            self.on_user_step(self.name, True)
         try:
             callback = await self.on_authorize(url)
         except OAuthError:
             raise
         except Exception as exc:  # the application's hook: its failure is said, not raised raw
             raise OAuthError(f"on_authorize failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+        finally:
+            if self.on_user_step is not None:
+                self.on_user_step(self.name, False)
         if not isinstance(callback, str):
             raise OAuthError("on_authorize returned no callback URL")
         code = code_from_callback(callback, state, server)

@@ -310,6 +310,36 @@ async def test_a_failed_refresh_starts_the_flow_again() -> None:
         assert server.authorizations == 2 and len(server.grants("refresh_token")) == 1
 
 
+# -- the start-up timeout ---------------------------------------------------------------------
+
+
+async def test_a_login_longer_than_the_start_up_timeout() -> None:
+    # The person at the browser is not the server being slow: the start's clock stops while
+    # on_authorize runs, and runs again after (a server that then hangs still times out).
+    async def slow_person(url: str) -> str:
+        await asyncio.sleep(0.6)  # three times the start-up timeout
+        return await server.approve(url)
+
+    async with AuthServer() as server:
+        cfg = config(server)
+        cfg["mcpServers"]["notes"]["timeout"] = 0.2
+        async with host(server, cfg, on_authorize=slow_person) as h:
+            assert (await whoami(h)).startswith("dcr-")
+        assert server.authorizations == 1
+
+
+async def test_the_start_up_timeout_still_bounds_the_rest_of_the_start() -> None:
+    async with AuthServer() as server:
+        cfg = config(server)
+        cfg["mcpServers"]["notes"]["timeout"] = 0.2
+        server.hang = asyncio.Event()  # the MCP endpoint answers nothing once the user is done
+        with pytest.raises(MCPHostError, match="0.2 s") as info:
+            async with host(server, cfg):
+                pass
+        assert server.authorizations == 1 and "notes" in str(info.value)
+        server.hang.set()
+
+
 # -- client credentials ---------------------------------------------------------------------
 
 
