@@ -183,13 +183,11 @@ def _page(status: int, title: str, text: str) -> bytes:
             "Cache-Control: no-store\r\nConnection: close\r\n\r\n").encode() + body
 
 
-def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste: int | None = None,
-                       limit_note: str | None = None) -> Any:
+def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste: int | None = None) -> Any:
     """The host's ``on_authorize`` hook for the command line: the user's browser, and a
     listener at the redirect URI the authorization URL carries. With ``paste`` (a file
     descriptor: the terminal), the address the browser ended at may also be pasted there,
-    for a browser on another machine (POSIX). ``limit_note`` names what bounds the wait
-    when it is not the user's ``--timeout``."""
+    for a browser on another machine (POSIX)."""
 
     async def on_authorize(url: str) -> str:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
@@ -206,9 +204,6 @@ def browser_authorizer(*, open_browser: bool, timeout: float, out: TextIO, paste
             if paste is not None:
                 out.write("mcphost: if that browser is on another machine, paste here the address it ends at "
                           "(it fails to load; its address holds the answer)\n")
-            if limit_note is not None:
-                out.write(f"mcphost: the login must be done within {timeout:g} s ({limit_note}; "
-                          "raise it for a longer one)\n")
             out.write(f"mcphost: waiting for the browser to come back to {listener.redirect_uri} ...\n")
             out.flush()
             with _pasting(paste, listener, out):
@@ -260,20 +255,17 @@ async def login(args: argparse.Namespace, interrupts: Any) -> int:
 
     name = args.server
     config = commands.config_path(args, args.config)
-    # The login happens inside the server's start-up: its "timeout" bounds the user's step.
-    startup = _check_remote(config, name)
-    wait = min(args.timeout, startup)
+    _check_remote(config, name)
     store = token_store(args)
     for kept in await store.list():
         if kept.server == name and kept.tokens is not None:  # a fresh login, same registration
             await store.put(dataclasses.replace(kept, tokens=None))
     paste = sys.stdin.fileno() if args.no_browser and sys.stdin is not None and sys.stdin.isatty() else None
-    hook = browser_authorizer(open_browser=not args.no_browser, timeout=wait, out=sys.stderr, paste=paste,
-                              limit_note=None if wait >= args.timeout else
-                              f'the server\'s start-up "timeout" in {os.path.basename(config)}')
+    # The server's start-up clock stops while the user logs in: --timeout alone bounds it.
+    hook = browser_authorizer(open_browser=not args.no_browser, timeout=args.timeout, out=sys.stderr, paste=paste)
     options = commands.options_of(args)
     options.update(token_store=store, on_authorize=hook)
-    # Only the server's own timeout bounds the start (the host's default budget would cut it).
+    # Only the server's own timeout bounds the start (no retries to spend a budget on).
     options["retry"] = RetryPolicy(retries=0, start_budget=None)
     try:
         host = await started_host(interrupts, config, servers=[name], require_all=True, **options)
@@ -327,9 +319,8 @@ async def logout(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_remote(path: str, name: str) -> float:
-    """``name`` is a remote server of the configuration at ``path`` (else a clear error);
-    returns its start-up timeout."""
+def _check_remote(path: str, name: str) -> None:
+    """``name`` is a remote server of the configuration at ``path`` (else a clear error)."""
     from ..config import parse_config
 
     try:
@@ -343,7 +334,6 @@ def _check_remote(path: str, name: str) -> float:
         raise ConfigurationError(f"{os.path.basename(path)}: no server named {name!r} (servers: {known})")
     if servers[name].type == "stdio":
         raise ConfigurationError(f"{name}: a stdio server: a login is for a remote (http, sse) server")
-    return servers[name].timeout
 
 
 def _configured_remote(args: argparse.Namespace) -> dict[str, str | None]:

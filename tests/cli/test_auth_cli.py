@@ -277,8 +277,7 @@ async def test_login_headless_then_every_command_without_one(tmp_path: Path) -> 
         assert status == 200 and "Logged in" in page
         assert code == 0, rest
         assert out.startswith(f"notes: logged in (issuer {server.issuer}, scopes read, access expires in ")
-        assert ('mcphost: the login must be done within 30 s (the server\'s start-up "timeout" in mcp.json; '
-                "raise it for a longer one)") in said
+        assert "the login must be done within" not in said  # the start-up timeout stops for it
         assert server.authorizations == 1
         (kept,) = tokens.iterdir()
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
