@@ -12,9 +12,13 @@ a server that is not starting (it was running, and its refresh failed) has nothi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from ..transports.oauth import AuthHooks
 
 __all__ = ["StartClocks"]
 
@@ -36,6 +40,10 @@ class StartClocks:
         self._clocks: dict[str, _Clock] = {}
         self._paused: dict[str, float] = {}
 
+    def told_by(self, auth: AuthHooks | None) -> AuthHooks | None:
+        """``auth`` with its ``on_user_step`` telling these clocks."""
+        return None if auth is None else dataclasses.replace(auth, on_user_step=self.user_step)
+
     def user_step(self, server: str, active: bool) -> None:
         """The user's step of ``server``'s login begins (``active``) or ends."""
         clock = self._clocks.get(server)
@@ -56,6 +64,10 @@ class StartClocks:
         clock = self._clocks.get(server)
         now = self._paused.get(server, 0.0)
         return now + (self.now() - clock.since if clock is not None and clock.holds else 0.0)
+
+    def since(self, server: str, before: float) -> float:
+        """Seconds stopped since :meth:`paused` said ``before``."""
+        return self.paused(server) - before
 
     async def run(self, server: str, work: Awaitable[T], timeout: float) -> T:
         """``work``'s result, within ``timeout`` seconds not counting the user's steps; else

@@ -15,7 +15,6 @@ immediate kill, which the supervisor reaches only through the transport contract
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import random
 import time
@@ -95,10 +94,9 @@ class Supervisor:
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
-        #: The start-up clocks, stopped while a person logs in (the authorizers tell them).
-        self.starts = StartClocks()
+        self.starts = StartClocks()  # start-up clocks, stopped while a person logs in
         #: What remote servers' authorizers need of the host (on_authorize, the token store).
-        self.auth = None if auth is None else dataclasses.replace(auth, on_user_step=self.starts.user_step)
+        self.auth = self.starts.told_by(auth)
         self.unavailable_after_timeouts = unavailable_after_timeouts
         #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
         self.keepalive = keepalive
@@ -276,7 +274,7 @@ class Supervisor:
         failed: list[ServerStartupError] = []
         logins = self.starts.paused(handle.name)  # the budget moves on by the time spent logging in
         while True:
-            left = None if deadline is None or not failed else deadline + self._login_time(handle, logins) - self.clock()
+            left = None if deadline is None or not failed else deadline + self.starts.since(handle.name, logins) - self.clock()
             try:
                 await self._start(handle, left)
                 return
@@ -287,7 +285,7 @@ class Supervisor:
             delay = policy.delay(len(failed), self.random())
             last = failed[-1]
             reason = startup_errors.headline(last)
-            if deadline is not None and self.clock() + delay >= deadline + self._login_time(handle, logins):
+            if deadline is not None and self.clock() + delay >= deadline + self.starts.since(handle.name, logins):
                 spent = f"its start budget of {policy.start_budget or self.retry.start_budget or 0:g} s is spent"
                 logger.info("%s: start failed (%s); %s", handle.name, reason, spent,
                             extra={"event": "server_start_budget_spent", "server": handle.name})
@@ -298,9 +296,6 @@ class Supervisor:
                 "attempt": len(failed) + 1, "attempts": policy.retries + 1, "delay": delay, "error": reason,
                 "stderr_tail": last.stderr_tail[-10:]}})
             await self.sleep(delay)
-
-    def _login_time(self, handle: ServerHandle, before: float) -> float:
-        return self.starts.paused(handle.name) - before
 
     def _gave_up(self, handle: ServerHandle, err: ServerStartupError) -> ServerStartupError:
         handle.error = self.redactor.error(err)  # the server's error says how many tries there were
