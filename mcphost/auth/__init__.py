@@ -9,8 +9,14 @@ proofs of possession), ``errors``
 (``OAuthError``), ``store`` (what a login leaves: ``Credentials``, ``Tokens``,
 ``ClientInfo``; the ``TokenStore`` interface and its in-memory default). The network part is
 ``mcphost.transports.oauth``.
+
+``filestore`` (``FileTokenStore``: one private file per server and issuer, written
+atomically, shared by hosts; the one module here that touches files, in a directory it is
+given).
 """
 
+from .filestore import FileTokenStore, default_directory
 from .store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
 
-__all__ = ["ClientInfo", "Credentials", "MemoryTokenStore", "TokenStore", "Tokens"]
+__all__ = ["ClientInfo", "Credentials", "FileTokenStore", "MemoryTokenStore", "TokenStore", "Tokens",
+           "default_directory"]

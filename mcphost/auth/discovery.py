@@ -8,7 +8,9 @@ adds the ``resource`` and ``issuer`` checks):
 - its ``resource`` must be the MCP server's (a PRM for another resource is refused);
 - authorization server metadata: RFC 8414 then OpenID Connect Discovery, the issuer's path
   inserted after the well-known segment (and OIDC's appended form too); its ``issuer`` must
-  be the one it was looked up by;
+  be the one it was looked up by; an authorization code is asked for only when its
+  ``code_challenge_methods_supported`` lists ``S256`` (:func:`require_pkce`: absent means no
+  PKCE, and the client "MUST refuse to proceed");
 - without any PRM (2025-03-26), the authorization server is the MCP server's origin; without
   its metadata, the endpoints default to ``/authorize``, ``/token`` and ``/register``.
 """
@@ -24,7 +26,7 @@ from .errors import OAuthError
 
 __all__ = [
     "AuthServer", "ProtectedResource", "as_metadata_urls", "canonical_resource", "covers", "default_auth_server",
-    "prm_urls", "read_as_metadata", "read_prm",
+    "prm_urls", "read_as_metadata", "read_prm", "require_pkce",
 ]
 
 _PRM = "/.well-known/oauth-protected-resource"
@@ -185,6 +187,20 @@ def read_as_metadata(doc: Any, issuer: str | None) -> AuthServer:
         iss_supported=doc.get("authorization_response_iss_parameter_supported") is True,
         dpop_algorithms=_strings(doc, "dpop_signing_alg_values_supported"),
     )
+
+
+def require_pkce(server: AuthServer) -> None:
+    """Refuse an authorization code flow with ``server`` unless its metadata confirms PKCE
+    S256. 2025-11-25 "Authorization Code Protection": "If ``code_challenge_methods_supported``
+    is absent, the authorization server does not support PKCE and MCP clients MUST refuse to
+    proceed" (for OpenID Connect Discovery metadata as well). The 2025-03-26 paths (metadata
+    at the MCP server's origin, or none at all) are the caller's to exempt: that revision
+    gave the client no way to confirm it."""
+    if server.code_challenge_methods is None:
+        raise OAuthError("the authorization server's metadata does not say it supports PKCE "
+                         "(no code_challenge_methods_supported): refusing to log in without PKCE S256")
+    if "S256" not in server.code_challenge_methods:
+        raise OAuthError("the authorization server does not support PKCE with S256")
 
 
 def default_auth_server(server_url: str) -> AuthServer:

@@ -202,7 +202,7 @@ def read_tokens(status: int, doc: Any, now: float, previous_refresh: str | None 
     return Tokens(
         access_token=access, token_type="DPoP" if kind == "dpop" else "Bearer",
         refresh_token=refresh if isinstance(refresh, str) and refresh else previous_refresh,
-        expires_at=expires_at, scope=scope if isinstance(scope, str) else None,
+        expires_at=expires_at, scope=scope if isinstance(scope, str) else None, issued_at=now,
     )
 
 

@@ -40,6 +40,8 @@ class Tokens:
         expires_at: when the access token expires, in seconds of the injected wall clock
             (``time.time()`` in the host), or ``None`` when the server did not say.
         scope: the granted scopes (space-separated), or ``None`` when not said.
+        issued_at: when the token response came (same clock), or ``None`` when not known
+            (tokens kept before it was recorded): with ``expires_at``, the token's lifetime.
     """
 
     access_token: str
@@ -47,17 +49,28 @@ class Tokens:
     refresh_token: str | None = None
     expires_at: float | None = None
     scope: str | None = None
+    issued_at: float | None = None
 
     def __repr__(self) -> str:
         return (f"Tokens(access_token='***', token_type={self.token_type!r}, "
                 f"refresh_token={_hidden(self.refresh_token)}, expires_at={self.expires_at!r}, "
-                f"scope={self.scope!r})")
+                f"scope={self.scope!r}, issued_at={self.issued_at!r})")
+
+    def refresh_due(self, now: float, margin: float) -> bool:
+        """Whether the access token should be refreshed before it is used at ``now``: it
+        expires within ``margin`` seconds, or within a quarter of its lifetime when that is
+        shorter (a token that lives 30 s is not refreshed on every request)."""
+        if self.expires_at is None or self.refresh_token is None:
+            return False
+        if self.issued_at is not None and self.expires_at > self.issued_at:
+            margin = min(margin, (self.expires_at - self.issued_at) / 4)
+        return now > self.expires_at - margin
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object of these tokens (for a store that writes them down)."""
         out: dict[str, Any] = {"access_token": self.access_token, "token_type": self.token_type}
         for key, value in (("refresh_token", self.refresh_token), ("expires_at", self.expires_at),
-                           ("scope", self.scope)):
+                           ("scope", self.scope), ("issued_at", self.issued_at)):
             if value is not None:
                 out[key] = value
         return out
@@ -71,12 +84,16 @@ class Tokens:
         expires = data.get("expires_at")
         if expires is not None and (isinstance(expires, bool) or not isinstance(expires, (int, float))):
             raise ValueError("expires_at: expected a number")
+        issued = data.get("issued_at")
+        if issued is not None and (isinstance(issued, bool) or not isinstance(issued, (int, float))):
+            raise ValueError("issued_at: expected a number")
         return cls(
             access_token=access,
             token_type=_opt_str(data, "token_type") or "Bearer",
             refresh_token=_opt_str(data, "refresh_token"),
             expires_at=None if expires is None else float(expires),
             scope=_opt_str(data, "scope"),
+            issued_at=None if issued is None else float(issued),
         )
 
 

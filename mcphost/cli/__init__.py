@@ -4,17 +4,18 @@
 again after every change of the file); ``tools`` prints their tools for a model API;
 ``call`` calls one tool and prints its result; ``shell`` keeps the servers running and
 calls tools one after another; ``check`` validates a configuration without starting
-anything; ``serve`` serves them all as one MCP server (the gateway). Errors are one clear line per problem (``mcphost: error: ...``, with what a
-failed server's stderr says) and never a traceback. Exit status: 0 success; 1 a failure
-at run time (a tool's ``isError`` result, an unknown tool, a failed start); 2 bad usage or
-configuration; 3 some servers failed and the others were served (``--partial``); 130
-after Ctrl-C; 143 after SIGTERM.
+anything; ``serve`` serves them all as one MCP server (the gateway); ``auth
+login|status|logout`` keeps OAuth logins for the others. Errors are one clear line per
+problem (``mcphost: error: ...``, with what a failed server's stderr says) and never a
+traceback. Exit status: 0 success; 1 a failure at run time (a tool's ``isError`` result, an
+unknown tool, a failed start); 2 bad usage or configuration; 3 some servers failed and the
+others were served (``--partial``); 130 after Ctrl-C; 143 after SIGTERM.
 
 This module parses the command line; ``commands`` runs ``inspect``, ``tools`` and ``call``,
-``check`` and ``shell`` their namesakes; ``run`` holds a host for one command (progress,
-Ctrl-C), ``render`` prints what ``inspect`` found, ``report`` and ``hints`` say what went
-wrong and what to do next, ``inputs`` asks for ``${input:id}`` values, ``output`` decides
-where messages and logs go and in which format.
+``check`` and ``shell`` their namesakes, ``login`` the ``auth`` commands; ``run`` holds a
+host for one command (progress, Ctrl-C), ``render`` prints what ``inspect`` found,
+``report`` and ``hints`` say what went wrong and what to do next, ``inputs`` asks for
+``${input:id}`` values, ``output`` decides where messages and logs go and in which format.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--retries", type=_count, default=None, metavar="N",
                        help="try a server whose start fails by exiting or timing out N more times "
                             "(default 0: a failure is shown at once; a server's own \"retry\" in mcp.json wins)")
+        p.add_argument("--token-dir", metavar="DIR",
+                       help="where OAuth logins are kept (default $XDG_CONFIG_HOME/mcphost/tokens, "
+                            "else ~/.config/mcphost/tokens)")
 
     def partial(p: argparse.ArgumentParser) -> None:
         group = p.add_mutually_exclusive_group()
@@ -138,6 +142,25 @@ def _parser() -> argparse.ArgumentParser:
     common(p_check)
 
     add_serve_parser(sub, common)
+
+    p_auth = sub.add_parser("auth", help="log in to a server that uses OAuth, see or forget logins")
+    auth_sub = p_auth.add_subparsers(dest="auth_command", metavar="ACTION", required=True)
+
+    p_login = auth_sub.add_parser("login", help="log in to SERVER in a browser and keep the tokens")
+    p_login.add_argument("server", metavar="SERVER", help="the server's name in mcp.json")
+    p_login.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json)")
+    p_login.add_argument("--no-browser", action="store_true",
+                         help="print the address to open instead of opening a browser")
+    p_login.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+                         help="seconds to wait for the browser to come back (default 300)")
+    common(p_login)
+    p_status = auth_sub.add_parser("status", help="per server: logged in, issuer, scopes, expiry (never a token)")
+    p_status.add_argument("config", nargs="?", help="path of mcp.json (default: ./mcp.json, if there is one)")
+    p_status.add_argument("--json", action="store_true", help="one JSON array")
+    common(p_status)
+    p_logout = auth_sub.add_parser("logout", help="forget what is kept for SERVER (tokens and registration)")
+    p_logout.add_argument("server", metavar="SERVER", help="the server's name")
+    common(p_logout)
     return parser
 
 
@@ -163,6 +186,13 @@ def _dispatch(args: argparse.Namespace) -> int:
             return run(lambda ints: commands.tools(args, ints))
         if args.command == "serve":
             return serve(args)
+
+        if args.command == "auth":
+            from . import login
+
+            if args.auth_command == "login":
+                return run(lambda ints: login.login(args, ints))
+            return asyncio.run(login.status(args) if args.auth_command == "status" else login.logout(args))
         if args.command == "shell":
             from .shell import shell
 

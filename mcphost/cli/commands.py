@@ -27,6 +27,7 @@ from ..errors import ConfigurationError, MCPHostError, RoutingError, ServerStart
 from ..logs import JSONFormatter
 from . import inputs as cli_inputs
 from .hints import hints
+from .login import no_login, token_store
 from .render import Style, render_inspect, render_metrics
 from .report import print_error, print_notes
 from .run import Interrupts, started_host, stop_host
@@ -50,6 +51,14 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
     # A start that fails is shown at once: the command line does not try again unless
     # asked (--retries N, or the server's own "retry" in mcp.json).
     options["retry"] = RetryPolicy(retries=args.retries if args.retries is not None else 0)
+    # Logins kept by `mcphost auth login` are used; one still to be made is not started
+    # from here (its hint names the command). Servers with an "auth" entry get their
+    # authorizer anyway; one without gets the OAuth flow only once some login is kept (a
+    # 401 of a server that is not OAuth at all is then said as it came).
+    store = token_store(args)
+    options["token_store"] = store
+    if store.servers():
+        options["on_authorize"] = no_login
     return options
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..transports.stdio.command import child_environment
+from .login import login_hint
 
 __all__ = ["hints", "not_passed"]
 
@@ -63,4 +64,9 @@ def hints(name: str, error: Any, config: Any, environ: Mapping[str, str]) -> lis
             f'{name}: "type" is "sse" (the legacy HTTP+SSE transport) but the URL {looks} a Streamable '
             'HTTP endpoint: set "type": "http" (or leave "type" out to have it found)'
         )
+    auth = getattr(getattr(config, "auth", None), "type", None)
+    if kind in ("http", "sse", "websocket") and auth in (None, "oauth"):
+        hint = login_hint(name, text)
+        if hint is not None:
+            out.append(hint)
     return out

@@ -2,7 +2,7 @@
 
 ``facade`` (``MCPHost``: the public API, named collaborators, ``call_tool``), ``lifecycle``
 (the host's state and its commands), ``supervisor`` (start, stop, restart, states),
-``startup_errors`` (what a failed start says), ``signals`` (the application's SIGTERM: shut
+``startclock`` (the start-up timeout, stopped while a person logs in), ``startup_errors`` (what a failed start says), ``signals`` (the application's SIGTERM: shut
 down, then die of it), ``options`` (the constructor's options, checked), ``renewal`` (what
 follows a renewed session), ``recovery`` (the restart policy; retries of safe requests),
 ``registry`` (discovery, paging, list_changed), ``router`` (qualified names, URIs, the route

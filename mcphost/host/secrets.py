@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..config.urls import hide_credentials, url_secrets
-from ..errors import MCPHostError
+from ..errors import MCPHostError, ServerError
 
 __all__ = ["Redactor", "header_secrets"]
 
@@ -144,6 +144,9 @@ class Redactor:
         done.add(id(exc))
         exc.message = self.public(exc.message)
         exc.args = (exc.message, *exc.args[1:])
+        if isinstance(exc, ServerError) and exc.data is not None:
+            # A JSON-RPC error's data is the server's words too (one that quotes the token).
+            exc.data = self._data(exc.data, 0)
         tail = getattr(exc, "stderr_tail", None)
         if isinstance(tail, list):
             tail[:] = [self.public(line) for line in tail]
@@ -158,6 +161,19 @@ class Redactor:
                 done.add(id(chained))
                 chained.args = tuple(self.public(a) if isinstance(a, str) else a for a in chained.args)
         return exc
+
+    def _data(self, value: Any, depth: int) -> Any:
+        """``value`` (decoded JSON) with every string masked; past a depth, the nesting is
+        dropped rather than walked (the peer bounds nothing here)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if depth > 32:
+            return None
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self._data(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._data(v, depth + 1) for v in value]
+        return value
 
     # -- logging --------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from .registry import Registry
 from .renewal import session_renewed, stop_reapplying
 from .secrets import Redactor
 from .signals import SigtermShutdown
+from .startclock import StartClocks
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -93,8 +94,9 @@ class Supervisor:
         self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
+        self.starts = StartClocks()  # start-up clocks, stopped while a person logs in
         #: What remote servers' authorizers need of the host (on_authorize, the token store).
-        self.auth = auth
+        self.auth = self.starts.told_by(auth)
         self.unavailable_after_timeouts = unavailable_after_timeouts
         #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
         self.keepalive = keepalive
@@ -270,8 +272,9 @@ class Supervisor:
         if deadline is None:
             deadline = self._deadline(policy)
         failed: list[ServerStartupError] = []
+        logins = self.starts.paused(handle.name)  # the budget moves on by the time spent logging in
         while True:
-            left = None if deadline is None or not failed else deadline - self.clock()
+            left = None if deadline is None or not failed else deadline + self.starts.since(handle.name, logins) - self.clock()
             try:
                 await self._start(handle, left)
                 return
@@ -282,7 +285,7 @@ class Supervisor:
             delay = policy.delay(len(failed), self.random())
             last = failed[-1]
             reason = startup_errors.headline(last)
-            if deadline is not None and self.clock() + delay >= deadline:
+            if deadline is not None and self.clock() + delay >= deadline + self.starts.since(handle.name, logins):
                 spent = f"its start budget of {policy.start_budget or self.retry.start_budget or 0:g} s is spent"
                 logger.info("%s: start failed (%s); %s", handle.name, reason, spent,
                             extra={"event": "server_start_budget_spent", "server": handle.name})
@@ -317,7 +320,7 @@ class Supervisor:
             timeout = max(left or 0.0, 0.0)
         began = time.monotonic()
         try:
-            await asyncio.wait_for(self._connect(handle), timeout)
+            await self.starts.run(handle.name, self._connect(handle), timeout)  # not counting a login
         except asyncio.TimeoutError as exc:
             if isinstance(exc, MCPHostError):
                 # A request of the start (initialize, a list) hit its request timeout: not

@@ -8,7 +8,8 @@ and what is held while it is lost; ``http_stream``: its SSE streams and their GE
 probe of a legacy server, ``sse`` speaks the legacy HTTP+SSE transport, ``websocket`` MCP
 over a WebSocket; ``remote`` is what the HTTP transports share, ``httpconn`` their
 connections and keep-alive pool, ``proxy``, ``tunnel`` and ``tls`` their proxies, tunnels and TLS contexts,
-``oauth`` their authorizer (the OAuth steps of ``mcphost.auth`` over these connections);
+``oauth`` their authorizer (the OAuth steps of ``mcphost.auth`` over these connections, each
+request to an authorization server made by ``oauth_fetch``);
 ``trace`` is the wire trace of every transport, ``throttle`` bounds a diagnostic a server
 can repeat at will, ``counted`` delivers what a transport received in order, a message over
 1 MiB counted (its JSON tokens, a slice per loop turn) before it is decoded.

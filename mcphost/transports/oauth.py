@@ -5,7 +5,8 @@ Layer 2. A remote transport holds at most one authorizer. It asks it for the
 a ``Bearer`` one; the authorizer gets a token (refresh, or the whole flow: discovery,
 registration, the user's step through the application's ``on_authorize`` hook, the token
 request) and the transport sends the request again. The requests to the metadata, the
-registration and the token endpoints go over this package's own HTTP connections.
+registration and the token endpoints go over this package's own HTTP connections
+(:mod:`.oauth_fetch`).
 
 - :class:`BearerAuthorizer`: a fixed token from the configuration;
 - :class:`OAuthAuthorizer`: the MCP authorization flow (``oauth`` and ``clientCredentials``).
@@ -26,7 +27,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from .._json import loads
 from ..auth.challenge import Challenge, bearer_challenge
 from ..auth.discovery import (
     AuthServer,
@@ -38,6 +38,7 @@ from ..auth.discovery import (
     prm_urls,
     read_as_metadata,
     read_prm,
+    require_pkce,
 )
 from ..auth.dpop import NONCE_ERROR, DPoPSession, dpop_challenge, offers_dpop
 from ..auth.errors import OAuthError
@@ -57,15 +58,12 @@ from ..auth.flow import (
 from ..auth.grants import Identity, id_jag_request, jwt_bearer_grant, read_id_jag
 from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
-from ..version import __version__
-from ..wire.http11 import Response, build_request
-from .httpconn import ConnectionPool, Exchange, describe, parse_url
+from .oauth_fetch import fetch, json_body
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
-__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "OAuthAuthorizer", "fetch",
-           "make_authorizer"]
+__all__ = ["DEFAULT_REDIRECT_URI", "AuthHooks", "Authorizer", "BearerAuthorizer", "OAuthAuthorizer", "make_authorizer"]
 
 logger = logging.getLogger("mcphost.auth")
 
@@ -73,13 +71,9 @@ logger = logging.getLogger("mcphost.auth")
 DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1:33418/callback"
 #: Authorizations one request may cause (a step-up that never satisfies the server ends here).
 MAX_AUTHORIZATIONS: Final = 3
-#: A token this close to its expiry (seconds) is refreshed before it is used.
+#: A token this close to its expiry (seconds) is refreshed before it is used; one that lives
+#: less than four times this, in the last quarter of its life (``Tokens.refresh_due``).
 REFRESH_MARGIN: Final = 60.0
-#: The most of an authorization server's answer read.
-MAX_BODY: Final = 1 << 20
-#: Seconds for one request to an authorization server.
-FETCH_TIMEOUT: Final = 30.0
-_USER_AGENT: Final = f"mcphost/{__version__}"
 
 OnAuthorize = Callable[[str], Awaitable[str]]
 
@@ -87,13 +81,15 @@ OnAuthorize = Callable[[str], Awaitable[str]]
 @dataclass(frozen=True)
 class AuthHooks:
     """What the host gives every server's authorizer: the application's ``on_authorize``, the
-    token store, and the redactor's ``add``."""
+    token store, the redactor's ``add``, and ``on_user_step(server, active)``, told when a
+    server's ``on_authorize`` begins and ends (the host stops that server's start-up clock)."""
 
     on_authorize: OnAuthorize | None = None
     store: TokenStore | None = None
     add_secrets: Callable[[Iterable[str]], None] | None = None
     #: Each server's DPoP key and nonces: a restarted transport's tokens stay usable.
     dpop: dict[str, DPoPSession] = field(default_factory=dict)
+    on_user_step: Callable[[str, bool], None] | None = None
 
 
 def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
@@ -115,7 +111,7 @@ def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
         private_key=auth.private_key if auth else None, signing_algorithm=auth.signing_algorithm if auth else None,
         assertion=auth.assertion if auth else None, identity=_identity(auth), dpop=auth.dpop if auth else None,
         dpop_session=hooks.dpop.setdefault(config.name, DPoPSession(os.urandom)),
-        on_authorize=hooks.on_authorize,
+        on_authorize=hooks.on_authorize, on_user_step=hooks.on_user_step,
         store=hooks.store, add_secrets=hooks.add_secrets, ssl_context=ssl_context,
     )
 
@@ -179,69 +175,6 @@ class BearerAuthorizer(Authorizer):
         raise OAuthError('the server refused the configured bearer token (auth.token)')
 
 
-class _Fetch(Exchange):
-    def __init__(self, request: bytes, method: str, done: asyncio.Future[tuple[int, list[tuple[str, str]], bytes]]) -> None:
-        self._request = request
-        self.method = method
-        self.done = done
-        self.status = 0
-        self.headers: list[tuple[str, str]] = []
-        self.body = bytearray()
-
-    def request(self) -> bytes:
-        return self._request
-
-    def on_response(self, response: Response) -> None:
-        self.status = response.status
-        self.headers = response.headers
-
-    def on_data(self, chunk: bytes) -> None:
-        if len(self.body) + len(chunk) > MAX_BODY:
-            self.abort()
-            self.on_error(f"the answer is over {MAX_BODY} bytes")
-            return
-        self.body += chunk
-
-    def on_end(self) -> None:
-        if not self.done.done():
-            self.done.set_result((self.status, self.headers, bytes(self.body)))
-
-    def on_error(self, why: str) -> None:
-        if not self.done.done():
-            self.done.set_exception(OAuthError(why))
-
-
-async def fetch(request: Request, ssl_context: ssl.SSLContext | None = None,
-                timeout: float = FETCH_TIMEOUT) -> tuple[int, list[tuple[str, str]], bytes]:
-    """Send ``request`` on a connection of its own; its status, headers and body (bounded).
-    Redirects are not followed. ``OAuthError`` when no answer came."""
-    try:
-        origin, target = parse_url(request.url, "auth")
-    except Exception:
-        raise OAuthError(f"not a valid URL: {request.url.split('?')[0][:200]!r}") from None
-    head = [("Host", origin.host_header), ("User-Agent", _USER_AGENT), ("Connection", "close"), *request.headers]
-    data = build_request(request.method, target, head, request.body if request.method == "POST" else None)
-    pool = ConnectionPool(origin, ssl_context=ssl_context if origin.secure else None, max_connections=1,
-                          connect_timeout=timeout)
-    done: asyncio.Future[tuple[int, list[tuple[str, str]], bytes]] = asyncio.get_running_loop().create_future()
-    pool.submit(_Fetch(data, request.method, done))
-    try:
-        return await asyncio.wait_for(done, timeout)
-    except asyncio.TimeoutError:
-        raise OAuthError(f"no answer from {origin.shown} within {timeout:g} s") from None
-    except OSError as exc:
-        raise OAuthError(describe(exc)) from None
-    finally:
-        await pool.aclose()
-
-
-def _json(body: bytes) -> Any:
-    try:
-        return loads(body)
-    except ValueError:
-        return None
-
-
 class OAuthAuthorizer(Authorizer):
     """The MCP authorization flow for one server (``oauth`` or ``clientCredentials``).
 
@@ -261,6 +194,8 @@ class OAuthAuthorizer(Authorizer):
         store: where credentials are kept (default: in memory).
         add_secrets: told every secret value as soon as it exists (the redactor).
         ssl_context: TLS of the requests to the authorization server.
+        on_user_step: told ``(name, True)`` when ``on_authorize`` is called, ``(name, False)``
+            when it has returned or failed.
         clock: wall-clock seconds (token expiry); random: ``n -> n random bytes``.
     """
 
@@ -271,7 +206,8 @@ class OAuthAuthorizer(Authorizer):
                  identity: Identity | None = None, dpop: bool | None = None,
                  dpop_session: DPoPSession | None = None, on_authorize: OnAuthorize | None = None,
                  store: TokenStore | None = None, add_secrets: Callable[[Iterable[str]], None] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] = time.time,
+                 ssl_context: ssl.SSLContext | None = None, on_user_step: Callable[[str, bool], None] | None = None,
+                 clock: Callable[[], float] = time.time,
                  random: Callable[[int], bytes] = os.urandom) -> None:
         self.name = name
         self.server_url = server_url
@@ -289,6 +225,7 @@ class OAuthAuthorizer(Authorizer):
         self.dpop = dpop
         self._dpop = dpop_session if dpop_session is not None else DPoPSession(random)
         self.on_authorize = on_authorize
+        self.on_user_step = on_user_step
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._add_secrets = add_secrets
         self.ssl_context = ssl_context
@@ -298,6 +235,9 @@ class OAuthAuthorizer(Authorizer):
         self._lock = asyncio.Lock()
         self._refreshing: asyncio.Task[None] | None = None
         self._early_failed = -1
+        #: The generation the last new authorization (a flow, not a refresh) made: a 403
+        #: insufficient_scope to a request sent before it is answered by sending it again.
+        self._granted = 0
         self._loaded = False
         #: The authorization server of the last flow (refreshes go to it), the scope it asked for.
         self._server: AuthServer | None = None
@@ -322,8 +262,8 @@ class OAuthAuthorizer(Authorizer):
         tokens = credentials.tokens if credentials is not None else None
         if tokens is None:
             return None
-        if (tokens.expires_at is not None and tokens.refresh_token is not None and self._refreshing is None
-                and self._early_failed != self.generation and self.clock() > tokens.expires_at - REFRESH_MARGIN):
+        if (self._refreshing is None and self._early_failed != self.generation
+                and tokens.refresh_due(self.clock(), REFRESH_MARGIN)):
             # Refreshed in the background; this request still goes with the token it has.
             self._refreshing = asyncio.get_running_loop().create_task(self._refresh_soon(self.generation))
         return f"{tokens.token_type} {tokens.access_token}"
@@ -369,7 +309,7 @@ class OAuthAuthorizer(Authorizer):
             self.secret(tokens.access_token, tokens.refresh_token)
         if stored.client is not None:
             self.secret(stored.client.client_secret)
-        if (tokens is not None and tokens.expires_at is not None and self.clock() > tokens.expires_at - REFRESH_MARGIN):
+        if tokens is not None and tokens.refresh_due(self.clock(), REFRESH_MARGIN):
             async with self._lock:
                 try:
                     await self._refresh()
@@ -385,8 +325,13 @@ class OAuthAuthorizer(Authorizer):
     async def authorize(self, status: int, challenges: list[str], generation: int) -> None:
         challenge = bearer_challenge(challenges) or dpop_challenge(challenges)
         async with self._lock:
-            if generation != self.generation:
+            if status == 401 and generation != self.generation:
                 return  # the token (or the DPoP nonce) changed since the request was sent: send it again
+            if status == 403 and generation < self._granted:
+                # Authorized again since: the new grant may hold the scope. A mere refresh
+                # since (same scope) does not count, or a token near its expiry would meet
+                # every insufficient_scope with a refresh and never step up.
+                return
             if challenge is not None and challenge.scheme == "dpop" and challenge.error == NONCE_ERROR:
                 raise OAuthError("the server asked for a DPoP nonce without giving a new one (DPoP-Nonce)")
             found = await self._discover(challenge)
@@ -408,6 +353,9 @@ class OAuthAuthorizer(Authorizer):
         try:
             await self._refresh()
         except OAuthError as exc:
+            # Another host sharing the store may have spent the same refresh token first.
+            if self.credentials is not None and await self._adopt_stored(self.credentials):
+                return True
             # "A failed refresh restarts the flow."
             logger.info("%s: refreshing the token failed (%s); authorizing again", self.name, exc)
             return False
@@ -417,6 +365,8 @@ class OAuthAuthorizer(Authorizer):
         credentials = self.credentials
         if credentials is None or credentials.tokens is None or credentials.tokens.refresh_token is None:
             raise OAuthError("no refresh token")
+        if await self._adopt_stored(credentials):
+            return
         server = self._server
         if server is None or server.issuer != credentials.issuer:
             server = await self._discover_issuer(credentials.issuer)
@@ -425,10 +375,30 @@ class OAuthAuthorizer(Authorizer):
         tokens = await self._token(server, client, grant, self._resource_param, credentials.tokens.refresh_token)
         await self._keep(Credentials(self.name, credentials.issuer, credentials.resource, client, tokens))
 
+    async def _adopt_stored(self, credentials: Credentials) -> bool:
+        """Take the tokens another host sharing the store saved since ours were loaded (it
+        refreshed them, and a rotated refresh token of ours is dead): true if taken."""
+        stored = await self.store.get(self.name, credentials.issuer)
+        if stored is None or stored.tokens is None or stored.resource != credentials.resource \
+                or stored.tokens == credentials.tokens:
+            return False
+        self.secret(stored.tokens.access_token, stored.tokens.refresh_token)
+        widened = credentials.tokens is None or stored.tokens.scope != credentials.tokens.scope
+        self.credentials = stored
+        self.generation += 1
+        if widened:
+            self._granted = self.generation  # another host's step-up, perhaps
+        logger.debug("%s: took the tokens another host saved in the store", self.name)
+        return True
+
     async def _flow(self, challenge: Challenge | None, found: tuple[ProtectedResource | None, AuthServer],
                     step_up: bool) -> None:
         resource, server = found
         self._server = server
+        if self.kind != "clientCredentials" and resource is not None:
+            # Before anything is registered or asked of the user. Not on the 2025-03-26 paths
+            # (no resource metadata), which had no way to confirm PKCE.
+            require_pkce(server)
         client = await self._client(server, resource)
         challenged = challenge.scope if challenge is not None else None
         if step_up and challenged:
@@ -453,6 +423,7 @@ class OAuthAuthorizer(Authorizer):
         else:
             tokens = await self._code_flow(server, client, scope, resource_param)
         await self._keep(Credentials(self.name, server.issuer, resource_param, client, tokens))
+        self._granted = self.generation
 
     async def _id_jag(self, server: AuthServer, resource: str, scope: str | None) -> str:
         """SEP-990: the user's ID token exchanged at the identity provider for an ID-JAG naming
@@ -462,7 +433,7 @@ class OAuthAuthorizer(Authorizer):
         request = id_jag_request(identity.token_endpoint, identity.id_token, server.issuer, resource, scope,
                                  identity.client_id, identity.client_secret)
         status, _, body = await fetch(request, self.ssl_context)
-        id_jag = read_id_jag(status, _json(body))
+        id_jag = read_id_jag(status, json_body(body))
         self.secret(id_jag)
         return id_jag
 
@@ -476,12 +447,17 @@ class OAuthAuthorizer(Authorizer):
         self.secret(pkce.verifier, state)
         url = authorization_url(server, client, self.redirect_uri, pkce, state, scope, resource)
         logger.info("%s: asking the user to authorize at %s", self.name, server.authorization_endpoint)
+        if self.on_user_step is not None:
+            self.on_user_step(self.name, True)
         try:
             callback = await self.on_authorize(url)
         except OAuthError:
             raise
         except Exception as exc:  # the application's hook: its failure is said, not raised raw
             raise OAuthError(f"on_authorize failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+        finally:
+            if self.on_user_step is not None:
+                self.on_user_step(self.name, False)
         if not isinstance(callback, str):
             raise OAuthError("on_authorize returned no callback URL")
         code = code_from_callback(callback, state, server)
@@ -501,7 +477,7 @@ class OAuthAuthorizer(Authorizer):
         for attempt in range(2 if dpop else 1):  # DPoP: once more with the nonce asked for (RFC 9449 §8)
             status, headers, body = await fetch(self._dpop.sign(request, self.clock()) if dpop else request,
                                                 self.ssl_context)
-            doc = _json(body)
+            doc = json_body(body)
             if not (dpop and self._dpop.retry_with_nonce(status, headers, doc) and attempt == 0):
                 break
         tokens = read_tokens(status, doc, self.clock(), previous_refresh, dpop=dpop)
@@ -515,7 +491,7 @@ class OAuthAuthorizer(Authorizer):
 
     async def _get_json(self, url: str) -> tuple[int, Any]:
         status, _, body = await fetch(Request("GET", url, (("Accept", "application/json"),)), self.ssl_context)
-        return status, _json(body) if status == 200 else None
+        return status, json_body(body) if status == 200 else None
 
     async def _discover(self, challenge: Challenge | None) -> tuple[ProtectedResource | None, AuthServer]:
         """The resource's metadata (``None``: it published none) and its authorization server."""
@@ -566,7 +542,7 @@ class OAuthAuthorizer(Authorizer):
         redirect = None if self.kind == "clientCredentials" else self.redirect_uri
         request = registration_request(server, redirect, None, method, "mcphost", grants)
         status, _, body = await fetch(request, self.ssl_context)
-        client = read_registration(status, _json(body), method, redirect)
+        client = read_registration(status, json_body(body), method, redirect)
         self.secret(client.client_secret)
         await self.store.put(Credentials(self.name, server.issuer, self.resource, client, None))
         return client

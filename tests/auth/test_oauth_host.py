@@ -17,6 +17,7 @@ import urllib.parse
 from typing import Any
 
 import pytest
+from auth_server import near_expiry
 from remote_server import RemoteServer, Request, plain
 
 from mcphost import MCPHost
@@ -212,10 +213,13 @@ async def test_a_restarted_server_keeps_its_login_in_the_hosts_default_store() -
 
 
 async def test_a_token_near_its_expiry_is_refreshed_before_it_is_refused() -> None:
-    async with OAuthServer(expires_in=5) as server:  # under the refresh margin
+    async with OAuthServer() as server:
         user = User(server)
-        async with host(server, user) as h:
+        store = MemoryTokenStore()
+        async with host(server, user, store) as h:
             await h.call_tool("api.echo", {})
+        await near_expiry(store, "api")  # the last 30 s of its hour: inside the refresh margin
+        async with host(server, user, store) as h:
             await asyncio.wait_for(server.refreshed.wait(), 10)
             await h.call_tool("api.echo", {})
         assert user.asked == 1 and "refresh_token" in server.grants

@@ -16,6 +16,7 @@ from mcphost.auth.discovery import (
     prm_urls,
     read_as_metadata,
     read_prm,
+    require_pkce,
 )
 from mcphost.auth.errors import OAuthError
 from mcphost.auth.flow import (
@@ -77,6 +78,13 @@ def test_metadata_is_checked() -> None:
         read_as_metadata(META, "https://as.example/other")
     with pytest.raises(OAuthError, match="PKCE"):
         read_as_metadata({**META, "code_challenge_methods_supported": ["plain"]}, "https://as.example/tenant")
+
+
+def test_pkce_must_be_confirmed_by_the_metadata() -> None:
+    require_pkce(read_as_metadata(META, "https://as.example/tenant"))
+    bare = {k: v for k, v in META.items() if k != "code_challenge_methods_supported"}
+    with pytest.raises(OAuthError, match="code_challenge_methods_supported"):
+        require_pkce(read_as_metadata(bare, "https://as.example/tenant"))
 
 
 def test_pkce_state_and_the_authorization_url() -> None:

@@ -12,7 +12,7 @@ from mcphost.errors import ConfigurationError
 def creds(server: str = "s", issuer: str = "https://as.example", token: str = "at-1") -> Credentials:
     return Credentials(server=server, issuer=issuer, resource="https://mcp.example/mcp",
                        client=ClientInfo("cid", "client-secret-1", "client_secret_basic", "http://127.0.0.1/cb"),
-                       tokens=Tokens(token, refresh_token="rt-1", expires_at=100.0, scope="read"))
+                       tokens=Tokens(token, refresh_token="rt-1", expires_at=100.0, scope="read", issued_at=40.0))
 
 
 async def test_memory_store_keeps_by_server_and_issuer() -> None:
@@ -31,6 +31,21 @@ async def test_memory_store_keeps_by_server_and_issuer() -> None:
     await store.delete("s")
     assert await store.get("s") is None
     assert [c.server for c in await store.list()] == ["t"]
+
+
+def test_refresh_is_due_within_a_margin_scaled_to_the_lifetime() -> None:
+    hour = Tokens("at", refresh_token="rt", issued_at=0.0, expires_at=3600.0)
+    assert not hour.refresh_due(3539.0, 60.0) and hour.refresh_due(3541.0, 60.0)
+    # A token that lives 30 s: refreshed in its last quarter, not on every request.
+    short = Tokens("at", refresh_token="rt", issued_at=1000.0, expires_at=1030.0)
+    assert not short.refresh_due(1000.0, 60.0) and not short.refresh_due(1022.0, 60.0)
+    assert short.refresh_due(1023.0, 60.0)
+    # Kept before the issue time was recorded: the whole margin.
+    assert Tokens("at", refresh_token="rt", expires_at=1030.0).refresh_due(1000.0, 60.0)
+    assert not Tokens("at", issued_at=1000.0, expires_at=1030.0).refresh_due(1029.0, 60.0)  # nothing to refresh with
+    assert not Tokens("at", refresh_token="rt").refresh_due(1e12, 60.0)  # no expiry said
+    with pytest.raises(ValueError, match="issued_at"):
+        Tokens.from_json({"access_token": "at", "issued_at": "soon"})
 
 
 def test_credentials_round_trip_through_json() -> None:
