@@ -504,6 +504,9 @@ class Peer:
                     self.on_request(msg["id"], msg["method"], msg.get("params"))
         except ProtocolError as exc:
             self._protocol_error(exc)
+            rid = jsonrpc.refusable_id(msg)  # a request refused for its params waits for an answer
+            if rid is not None:
+                self.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{exc.message}: params must be an object")
 
     def _resolve_checked(self, call: Call, result: Any) -> None:
         """Complete ``call`` with ``result`` once the check (if any) has seen it."""
