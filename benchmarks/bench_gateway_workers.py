@@ -54,10 +54,12 @@ async def _spawn(*args: str) -> tuple[asyncio.subprocess.Process, int]:
     return proc, int(line.split()[1])
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
+async def _stop(proc: asyncio.subprocess.Process, *, term: bool = True) -> None:
+    """Stop ``proc``: SIGTERM (uvicorn), or only the end of its stdin (the front, the echo server)."""
     if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
+        if term:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
         if proc.stdin is not None:
             proc.stdin.close()
         try:
@@ -73,24 +75,27 @@ async def deployment(kind: str, downstream: str, workers: int) -> AsyncIterator[
     started = await asyncio.gather(*(_spawn(str(HERE / "gateway_worker.py"), kind, downstream)
                                      for _ in range(workers)))
     procs = [proc for proc, _ in started]
+    front: asyncio.subprocess.Process | None = None
     try:
         backends = [arg for _, port in started for arg in ("--backend", f"127.0.0.1:{port}")]
         front, port = await _spawn(str(HERE / "sticky_front.py"), *backends)
-        procs.append(front)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
+        if front is not None:
+            await _stop(front, term=False)
         await asyncio.gather(*(_stop(proc) for proc in procs))
 
 
 async def clients_at_once(url: str, clients: int, calls: int) -> tuple[int, list[float], float, str]:
     """``clients`` sessions to ``url``, each making ``calls`` sequential calls, all at once."""
-    hosts = [MCPHost({"mcpServers": {"gw": {"type": "http", "url": url}}}, handle_signals=False)
-             for _ in range(clients)]
+    entry = {"type": "http", "url": url, "timeout": 120, "requestTimeout": 120}
+    hosts = [MCPHost({"mcpServers": {"gw": entry}}, handle_signals=False) for _ in range(clients)]
     errors = 0
     first_error = ""
     samples: list[float] = []
-    await asyncio.gather(*(host.initialize(require_all=True) for host in hosts))
     try:
+        for at in range(0, clients, 10):  # opened ten at a time (not measured)
+            await asyncio.gather(*(host.initialize(require_all=True) for host in hosts[at:at + 10]))
         tool = "gw.echo"  # the same name on every path: pass-through naming, as fastmcp's proxy
 
         async def one(host: MCPHost) -> None:
@@ -129,7 +134,7 @@ async def main(clients: int, calls: int, workers: int, only: list[str]) -> None:
             rows[kind] = (errors, len(samples) / elapsed, cuts[49], cuts[98])
             print(f"{kind}: done" + (f" (first error: {first})" if first else ""), file=sys.stderr)
     finally:
-        await _stop(echo)
+        await _stop(echo, term=False)
     print(f"{clients} clients x {calls} calls at once; gateways: {workers} uvicorn workers behind a sticky front")
     print(f"{'path':<8} {'errors':>6} {'calls/s':>8} {'p50 us':>9} {'p99 us':>9} {'added p50':>10} {'added p99':>10}")
     base = rows["direct"]

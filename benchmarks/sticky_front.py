@@ -34,9 +34,13 @@ class Front:
         self.backends = backends
         self.turn = itertools.cycle(range(len(backends)))
         self.sessions: dict[bytes, int] = {}  # session id -> backend index
+        self.tasks: set[asyncio.Task[None]] = set()
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: asyncio.StreamWriter | None = None
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             sid = _session_of(head)
@@ -50,6 +54,7 @@ class Front:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass
         finally:
+            self.tasks.discard(task)
             for end in (writer, upstream):
                 if end is not None:
                     end.close()
@@ -104,6 +109,9 @@ async def main(backends: list[tuple[str, int]]) -> None:
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.read)  # until the benchmark closes our stdin
     server.close()
+    for task in list(front.tasks):
+        task.cancel()
+    await asyncio.gather(*front.tasks, return_exceptions=True)
 
 
 if __name__ == "__main__":
