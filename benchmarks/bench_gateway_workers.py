@@ -131,15 +131,20 @@ async def main(clients: int, calls: int, workers: int, only: list[str]) -> None:
                 async with deployment(kind, downstream, workers) as url:
                     errors, samples, elapsed, first = await clients_at_once(url, clients, calls)
             cuts = statistics.quantiles(samples, n=100)
-            rows[kind] = (errors, len(samples) / elapsed, cuts[49], cuts[98])
-            print(f"{kind}: done" + (f" (first error: {first})" if first else ""), file=sys.stderr)
+            rate, p50, p99 = len(samples) / elapsed, cuts[49], cuts[98]
+            rows[kind] = (errors, rate, p50, p99)
+            if kind == "direct":
+                print(f"{clients} clients x {calls} calls at once; gateways: {workers} uvicorn workers behind a "
+                      "sticky front")
+                print(f"{'path':<8} {'errors':>6} {'calls/s':>8} {'p50 us':>9} {'p99 us':>9} {'added p50':>10} "
+                      f"{'added p99':>10}")
+            base = rows["direct"]
+            print(f"{kind:<8} {errors:6d} {rate:8.0f} {p50:9.0f} {p99:9.0f} {p50 - base[2]:10.0f} "
+                  f"{p99 - base[3]:10.0f}", flush=True)
+            if first:
+                print(f"  first error: {first}", flush=True)
     finally:
         await _stop(echo, term=False)
-    print(f"{clients} clients x {calls} calls at once; gateways: {workers} uvicorn workers behind a sticky front")
-    print(f"{'path':<8} {'errors':>6} {'calls/s':>8} {'p50 us':>9} {'p99 us':>9} {'added p50':>10} {'added p99':>10}")
-    base = rows["direct"]
-    for kind, (errors, rate, p50, p99) in rows.items():
-        print(f"{kind:<8} {errors:6d} {rate:8.0f} {p50:9.0f} {p99:9.0f} {p50 - base[2]:10.0f} {p99 - base[3]:10.0f}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ class Front:
             up_reader, upstream = await asyncio.open_connection(host, port)
             upstream.write(head)
             await asyncio.gather(_pipe(reader, upstream), self._answers(up_reader, writer, index))
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, asyncio.CancelledError):
+            # (cancelled: the front is stopping; ended quietly, not reported by asyncio as an error)
             pass
         finally:
             self.tasks.discard(task)
