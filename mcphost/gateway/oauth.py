@@ -13,8 +13,8 @@ is active and for this server, and tells MCP clients where to get one:
   the location of the resource server metadata URL"), and ``error="invalid_token"`` when a
   token was given; a token without a required scope is 403 ``insufficient_scope``.
 - A token is checked by **introspection** (RFC 7662) at the endpoint the issuer's
-  Authorization Server Metadata names (RFC 8414, found once and kept; its ``issuer`` must be
-  the one configured). Accepted only when ``active`` is true, ``exp`` (when given) is in the
+  Authorization Server Metadata names (RFC 8414, or OpenID Connect Discovery; found once and
+  kept; its ``issuer`` must be the one configured). Accepted only when ``active`` is true, ``exp`` (when given) is in the
   future, ``iss`` (when given) is the issuer, and ``aud`` names this server's resource URL
   (RFC 8707; spec: "MCP servers MUST validate that access tokens were issued specifically
   for them as the intended audience").
@@ -43,6 +43,8 @@ import urllib.request
 from collections import OrderedDict
 from typing import Any, Final
 
+from ..auth.discovery import as_metadata_urls, canonical_resource
+from ..auth.errors import OAuthError
 from ..errors import UsageError
 
 __all__ = ["OAuthOptions", "ResourceServer"]
@@ -236,26 +238,34 @@ class ResourceServer:
         return answer
 
     async def _discover(self) -> str:
-        """The introspection endpoint, from the issuer's metadata (RFC 8414 §3: the well-known
-        path goes between the host and the issuer's path)."""
-        parts = urllib.parse.urlsplit(self.options.issuer)
-        url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server{parts.path}"
-        meta = await asyncio.to_thread(_fetch, url, None, {"Accept": "application/json"}, self.options.timeout)
-        if not isinstance(meta, dict):
-            raise _Unreachable(f"{url}: the metadata is not a JSON object")
-        if str(meta.get("issuer", "")).rstrip("/") != self.options.issuer:
-            raise _Unreachable(f"{url}: the metadata names issuer {meta.get('issuer')!r}, not the one configured")
-        endpoint = meta.get("introspection_endpoint")
-        if not isinstance(endpoint, str):
-            raise _Unreachable(f"{url}: the issuer offers no introspection_endpoint")
-        try:
-            return _secure(endpoint, "the introspection endpoint")
-        except UsageError as exc:
-            raise _Unreachable(exc.message) from None
+        """The introspection endpoint, from the issuer's metadata: RFC 8414, then OpenID
+        Connect Discovery, at the places :func:`mcphost.auth.discovery.as_metadata_urls` says."""
+        problems = []
+        for url in as_metadata_urls(self.options.issuer):
+            try:
+                meta = await asyncio.to_thread(_fetch, url, None, {"Accept": "application/json"}, self.options.timeout)
+            except _Unreachable as exc:
+                problems.append(str(exc))
+                continue
+            if not isinstance(meta, dict):
+                raise _Unreachable(f"{url}: the metadata is not a JSON object")
+            if str(meta.get("issuer", "")).rstrip("/") != self.options.issuer:
+                raise _Unreachable(f"{url}: the metadata names issuer {meta.get('issuer')!r}, not the one configured")
+            endpoint = meta.get("introspection_endpoint")
+            if not isinstance(endpoint, str):
+                raise _Unreachable(f"{url}: the issuer offers no introspection_endpoint")
+            try:
+                return _secure(endpoint, "the introspection endpoint")
+            except UsageError as exc:
+                raise _Unreachable(exc.message) from None
+        raise _Unreachable("; ".join(problems))
 
 
 def _same_resource(audience: str, resource: str) -> bool:
-    return audience.rstrip("/") == resource.rstrip("/")
+    try:
+        return canonical_resource(audience) == canonical_resource(resource)
+    except OAuthError:  # not an http(s) URL: not this server
+        return False
 
 
 def _fetch(url: str, body: bytes | None, headers: dict[str, str], timeout: float) -> Any:
