@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from helpers import ECHO_TOOL, fake, fake_config
+from helpers import ECHO_TOOL, fake, fake_config, wait_for
 from test_gateway_http import INIT, post, raw
 
 from mcphost import MCPHost
@@ -245,3 +245,26 @@ async def test_the_command_line(issuer: Issuer, tmp_path: Any) -> None:
         proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 128 + signal.SIGTERM
+
+
+async def test_the_same_check_under_uvicorn(issuer: Issuer) -> None:
+    uvicorn = pytest.importorskip("uvicorn", reason="uvicorn (in the 'test' extra) is not installed")
+    from mcphost.gateway import asgi_app
+
+    oauth = OAuthOptions(issuer.url, RESOURCE, client_id="gateway", client_secret="s3cret")
+    app = asgi_app(fake_config(a=fake({"tools": [ECHO_TOOL]})), http=HttpOptions(oauth=oauth))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
+    task = asyncio.ensure_future(server.serve())
+    try:
+        assert await wait_for(lambda: server.started or task.done(), 60) and server.started
+        port = int(server.servers[0].sockets[0].getsockname()[1])
+        status, _, body = await raw(port, b"GET /.well-known/oauth-protected-resource HTTP/1.1\r\n"
+                                          b"Host: 127.0.0.1\r\n\r\n")
+        assert status == 200 and json.loads(body)["resource"] == RESOURCE
+        status, headers, _ = await raw(port, post(INIT, extra=bearer("elsewhere")))
+        assert status == 401 and 'error="invalid_token"' in headers["www-authenticate"]
+        status, _, _ = await raw(port, post(INIT, extra=bearer("good")))
+        assert status == 200 and issuer.introspected == ["elsewhere", "good"]
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
