@@ -6,8 +6,9 @@ as ``PORT <n>`` before serving); it ends on SIGTERM or SIGINT.
 
 - ``mcphost``: ``mcphost.gateway.asgi_app`` with ``naming="pass-through"`` (the tool keeps
   its name, as through fastmcp's proxy);
-- ``fastmcp``: ``fastmcp.server.create_proxy(DOWNSTREAM_URL).http_app()``, fastmcp's proxy
-  with its defaults (a benchmark-only dependency, never mcphost's).
+- ``fastmcp``: ``fastmcp.server.create_proxy(DOWNSTREAM_URL, mode="auto").http_app()``,
+  fastmcp's proxy with its defaults but for the backend's era, probed rather than mirrored
+  from the client's (a benchmark-only dependency, never mcphost's).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def app_of(kind: str, url: str) -> Any:
     if kind == "fastmcp":
         from fastmcp.server import create_proxy
 
-        return create_proxy(url, name="fastmcp-proxy").http_app(path="/mcp")
+        # mode "auto": the backend era is probed, not mirrored from the front (the echo server
+        # speaks only the handshake era, whatever era a client speaks to the proxy).
+        return create_proxy(url, name="fastmcp-proxy", mode="auto").http_app(path="/mcp")
     raise SystemExit(f"unknown gateway {kind!r}: mcphost or fastmcp")
 
 
