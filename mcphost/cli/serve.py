@@ -3,7 +3,8 @@
 ``--stdio`` (the default) serves one client on stdin and stdout: an IDE starts
 ``mcphost serve --stdio mcp.json`` as its one server. stdout carries only protocol messages;
 every line of ours goes to stderr. ``--http HOST:PORT`` serves Streamable HTTP to any number
-of clients (``--token-env`` names the variable holding a bearer token to require). ``--naming`` chooses how tools and prompts are named
+of clients (``--token-env`` names the variable holding a bearer token to require; ``--oauth-issuer``
+checks OAuth access tokens at an authorization server instead). ``--naming`` chooses how tools and prompts are named
 (``--pass-through``: one server, names unchanged). The first SIGINT or SIGTERM ends the
 session and shuts the servers down through their ladder (exit status 130 or 143); the end
 of the client's input ends it with status 0.
@@ -42,6 +43,19 @@ def add_parser(sub: Any, common: Any) -> None:
     p.add_argument("--token-env", metavar="VAR",
                    help="with --http: require 'Authorization: Bearer <the value of $VAR>' (never on the "
                         "command line, where other users could read it)")
+    p.add_argument("--oauth-issuer", metavar="URL",
+                   help="with --http: accept OAuth access tokens that this authorization server, asked by "
+                        "token introspection (RFC 7662), says are active and issued for --oauth-resource; "
+                        "serves /.well-known/oauth-protected-resource for clients to find it")
+    p.add_argument("--oauth-resource", metavar="URL",
+                   help="with --oauth-issuer: this endpoint's public URL (https://mcp.example.com/mcp), the "
+                        "audience tokens must name")
+    p.add_argument("--oauth-client-id", metavar="ID", help="with --oauth-issuer: the gateway's client id at the "
+                                                            "introspection endpoint")
+    p.add_argument("--oauth-client-secret-env", metavar="VAR",
+                   help="with --oauth-client-id: the variable holding the gateway's client secret")
+    p.add_argument("--oauth-scope", action="append", metavar="SCOPE",
+                   help="with --oauth-issuer: a scope every token must carry (repeatable)")
     p.add_argument("--allow-host", action="append", metavar="NAME",
                    help="with --http: a Host/Origin name accepted (repeatable; default: the loopback names "
                         "when bound to a loopback address, else any)")
@@ -71,6 +85,27 @@ def _address(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or int(port) > 65535:
         raise ConfigurationError(f"--http takes HOST:PORT (e.g. 127.0.0.1:8808), not {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _oauth(args: argparse.Namespace) -> Any:
+    """The ``--oauth-*`` options as :class:`~mcphost.gateway.oauth.OAuthOptions` (or ``None``)."""
+    from ..gateway.oauth import OAuthOptions
+
+    given = [args.oauth_resource, args.oauth_client_id, args.oauth_client_secret_env, args.oauth_scope]
+    if args.oauth_issuer is None:
+        if any(value is not None for value in given):
+            raise ConfigurationError("the --oauth-* options need --oauth-issuer")
+        return None
+    if args.oauth_resource is None:
+        raise ConfigurationError("--oauth-issuer needs --oauth-resource, the public URL of this endpoint")
+    secret = None
+    if args.oauth_client_secret_env:
+        secret = os.environ.get(args.oauth_client_secret_env)
+        if not secret:
+            raise ConfigurationError(f"--oauth-client-secret-env {args.oauth_client_secret_env}: the variable is "
+                                     "not set or empty")
+    return OAuthOptions(args.oauth_issuer, args.oauth_resource, client_id=args.oauth_client_id,
+                        client_secret=secret, scopes=args.oauth_scope)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -112,7 +147,7 @@ def serve(args: argparse.Namespace) -> int:
             token = os.environ.get(args.token_env)
             if not token:
                 raise ConfigurationError(f"--token-env {args.token_env}: the variable is not set or empty")
-        http = HttpOptions(token=token, allowed_hosts=args.allow_host)
+        http = HttpOptions(token=token, oauth=_oauth(args), allowed_hosts=args.allow_host)
 
         def ready(address: tuple[str, int]) -> None:
             print(f"mcphost: serving MCP on http://{address[0]}:{address[1]}{http.path}", file=sys.stderr, flush=True)

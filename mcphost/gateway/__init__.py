@@ -9,7 +9,8 @@ both ways: progress, cancellation, sampling, elicitation, roots, list changes, l
 resource updates), ``naming`` (the naming modes: dot, underscore, pass-through, search),
 ``stdio`` (the server side of stdio: the process's own stdin and stdout), ``http`` (Streamable
 HTTP on a stdlib asyncio server: sessions, Host/Origin checks, bearer token, ``/healthz``,
-``/metrics``), ``httpwire`` (one bounded HTTP/1.1 request in, one response out), ``streams``
+``/metrics``), ``oauth`` (the OAuth resource-server check: tokens introspected at the issuer,
+Protected Resource Metadata), ``httpwire`` (one bounded HTTP/1.1 request in, one response out), ``streams``
 (one HTTP session's SSE streams, resumable with ``Last-Event-ID``), ``asgi`` (the ASGI
 application over the same endpoint).
 """

@@ -106,18 +106,31 @@ class AsgiWire(Wire):
                 return
 
     async def pump(self) -> None:
-        """Send what is written, until the response ends (or the client is gone)."""
+        """Send what is written, until the response ends (or the client is gone). The body
+        parts waiting are sent as one message: one write, not one small segment per part."""
+        queue = self._queue
         while True:
-            message = await self._queue.get()
+            message = await queue.get()
             if message is None:
                 return
+            last = message.get("type") == "http.response.body" and not message.get("more_body")
+            if message.get("type") == "http.response.body" and not last and not queue.empty():
+                parts = [message["body"]]
+                while not last and not queue.empty():
+                    following = queue.get_nowait()
+                    if following is None:
+                        queue.put_nowait(None)  # still the end: seen on the next turn
+                        break
+                    parts.append(following.get("body", b""))
+                    last = not following.get("more_body")
+                message = {"type": "http.response.body", "body": b"".join(parts), "more_body": not last}
             self._size -= len(message.get("body", b""))
             try:
                 await self._send(message)
             except OSError:
                 self._ended = True
                 return
-            if message.get("type") == "http.response.body" and not message.get("more_body"):
+            if last:
                 return
 
 

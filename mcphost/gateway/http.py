@@ -13,7 +13,9 @@ In front of everything, in this order: the ``Host`` and ``Origin`` checks (DNS r
 spec 2025-11-25, Transports, "Servers MUST validate the Origin header on all incoming
 connections"; bound to a loopback address, only loopback names are accepted unless
 ``allowed_hosts`` says otherwise; a bad one is 403), then the bearer token when one is set
-(401 with ``WWW-Authenticate: Bearer``). Every bound is an :class:`HttpOptions` field with a
+(401 with ``WWW-Authenticate: Bearer``), or the OAuth resource-server check
+(:mod:`~mcphost.gateway.oauth`: tokens introspected at the issuer, Protected Resource
+Metadata served). Every bound is an :class:`HttpOptions` field with a
 default (docs/serve.md lists them): connections, header and body bytes, sessions, streams
 per session, idle sessions' lifetime, bytes a slow reader may leave unread.
 """
@@ -33,6 +35,7 @@ from ..errors import UsageError
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
 from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
+from .oauth import OAuthOptions, ResourceServer
 from .streams import HttpSession, Stream
 
 if TYPE_CHECKING:
@@ -49,7 +52,8 @@ _LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 class HttpOptions:
     """The HTTP front's settings and bounds (each documented in docs/serve.md)."""
 
-    def __init__(self, *, path: str = "/mcp", token: str | None = None, allowed_hosts: list[str] | None = None,
+    def __init__(self, *, path: str = "/mcp", token: str | None = None, oauth: OAuthOptions | None = None,
+                 allowed_hosts: list[str] | None = None,
                  max_connections: int = 256, max_header: int = 16 * 1024, max_body: int = 4 * 1024 * 1024,
                  max_sessions: int = 256, max_streams: int = 32, session_idle: float = 1800.0,
                  replay: int = 256, retry_ms: int = 1000, max_buffer: int = 4 * 1024 * 1024) -> None:
@@ -62,8 +66,11 @@ class HttpOptions:
                 raise UsageError(f"{name} must be a whole number of 1 or more, not {value!r}")
         if type(session_idle) not in (int, float) or not session_idle > 0:
             raise UsageError(f"session_idle must be a number of seconds above 0, not {session_idle!r}")
+        if token is not None and oauth is not None:
+            raise UsageError("give a static token or an OAuth issuer, not both")
         self.path = path
         self.token = token
+        self.oauth = oauth
         self.allowed_hosts = None if allowed_hosts is None else {h.lower().strip("[]") for h in allowed_hosts}
         self.max_connections = max_connections
         self.max_header = max_header
@@ -94,6 +101,8 @@ class HttpGateway:
         self.connections = 0
         self._server: asyncio.base_events.Server | None = None
         self._allowed: set[str] | None = self.options.allowed_hosts
+        oauth = self.options.oauth
+        self.oauth = None if oauth is None else ResourceServer(oauth, self.options.path)
         self._handlers: set[asyncio.Task[Any]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._reaper: asyncio.Task[None] | None = None
@@ -179,6 +188,12 @@ class HttpGateway:
     async def handle(self, request: Request, wire: Wire) -> bool:
         """Answer one request; whether the connection may carry another."""
         refusal = self._refuse(request)
+        oauth = self.oauth
+        if refusal is None and oauth is not None and request.path != "/healthz":
+            if request.path in oauth.metadata_paths:  # Protected Resource Metadata: no token needed
+                wire.respond(200, oauth.metadata())
+                return True
+            refusal = await oauth.refuse(request.headers.get("authorization"))
         if refusal is not None:
             status, message, headers = refusal
             wire.respond(status, _error_body(message), headers=headers, close=True)

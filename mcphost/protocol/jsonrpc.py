@@ -33,6 +33,7 @@ __all__ = [
     "dumps",
     "loads",
     "classify",
+    "refusable_id",
     "split_batch",
     "json_kind",
     "RpcError",
@@ -104,6 +105,21 @@ def classify(msg: Any) -> int:
 
 
 _RESPONSE_ID_TYPES: Final = frozenset((int, str, float))
+
+
+def refusable_id(msg: Any) -> int | str | None:
+    """The id of a request that :func:`classify` refused for its ``params`` alone (a
+    string, a number, a boolean), or ``None``. Such a request is answered -32602: its
+    sender waits for an answer, unlike the sender of a message that is not a request."""
+    if type(msg) is not dict or msg.get("jsonrpc") != "2.0" or type(msg.get("method")) is not str:
+        return None
+    rid = msg.get("id")
+    if type(rid) is not int and type(rid) is not str:
+        return None
+    params = msg.get("params")
+    if params is None or type(params) is dict or type(params) is list:
+        return None
+    return rid
 
 
 def _check_id(request_id: Any) -> None:

@@ -2,11 +2,10 @@
 
 Layer 3. A :class:`Peer` is its transport's receiver: what the other side sends is
 dispatched as soon as it is read, in the same loop turn (no reader task to wake).
-Responses complete the caller's future (no task per response); notifications go to the
-owner's ``on_notification``, or to a handler of their method registered in
-``notification_handlers`` (for the frequent ones); requests go to the owner's ``on_request``, which answers at
-once (:meth:`Peer.respond`) or runs a handler as a task of its own (:meth:`Peer.serve`) so a
-slow one never blocks another.
+Responses complete the caller's future (no task per response); notifications go to the owner's
+``on_notification``, or to a handler of their method in ``notification_handlers`` (the frequent
+ones); requests go to the owner's ``on_request``, which answers at once (:meth:`Peer.respond`)
+or runs a handler as a task of its own (:meth:`Peer.serve`) so a slow one never blocks another.
 
 It knows no method by name. What a protocol on top decides is given to it as callables:
 ``on_abandoned`` (a call was given up: the owner tells the other side, or not),
@@ -502,8 +501,8 @@ class Peer:
                     )
                 else:
                     self.on_request(msg["id"], msg["method"], msg.get("params"))
-        except ProtocolError as exc:
-            self._protocol_error(exc)
+        except ProtocolError as exc:  # a request refused for its params waits for an answer
+            self._protocol_error(exc, jsonrpc.refusable_id(msg))
 
     def _resolve_checked(self, call: Call, result: Any) -> None:
         """Complete ``call`` with ``result`` once the check (if any) has seen it."""
@@ -524,7 +523,9 @@ class Peer:
         """Count and log (bounded) a message of the other side that broke the rules."""
         self._protocol_error(ProtocolError(message, server=self.name))
 
-    def _protocol_error(self, exc: ProtocolError) -> None:
+    def _protocol_error(self, exc: ProtocolError, answer: Any = None) -> None:
+        if answer is not None:  # the id of a request refused for its params alone: -32602
+            self.respond_error(answer, jsonrpc.INVALID_PARAMS, f"{exc.message}: params must be an object")
         self.stats.protocol_errors += 1
         count = self.stats.protocol_errors
         if count <= 5 or count % 1000 == 0:

@@ -146,6 +146,27 @@ async def test_declared_requests_reach_the_host_and_answers_are_checked() -> Non
     assert replies[2]["error"]["code"] == -32603 and "answer was invalid" in replies[2]["error"]["message"]
 
 
+async def test_a_server_request_with_params_not_an_object_is_answered() -> None:
+    """A string or a number as params is refused -32602 (the server waits for an answer);
+    an array keeps its old treatment (read as no params; strict checks refuse it)."""
+    asked: list[Any] = []
+
+    async def on_request(method: str, params: dict[str, Any]) -> Any:
+        asked.append(params)
+        return {"roots": []}
+
+    _session, server = await opened(on_request=on_request, capabilities_for=lambda v: {"roots": {}})
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "roots/list", "params": "all"})
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "roots/list", "params": 7})
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "roots/list", "params": [1]})
+    assert await wait_for(lambda: len([m for m in server.received if "method" not in m]) == 3)
+    replies = {m["id"]: m for m in server.received if "method" not in m}
+    assert replies[1]["error"]["code"] == -32602
+    assert replies[1]["error"]["message"] == "request 'roots/list' has params of type string: params must be an object"
+    assert replies[2]["error"]["code"] == -32602 and "of type number" in replies[2]["error"]["message"]
+    assert replies[3]["result"] == {"roots": []} and asked == [{}]
+
+
 async def test_notifications_reach_the_host_and_cancelled_stops_a_handler() -> None:
     notes: list[tuple[str, dict[str, Any]]] = []
     started, stopped = asyncio.Event(), asyncio.Event()

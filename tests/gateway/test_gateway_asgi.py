@@ -65,3 +65,34 @@ async def test_bounds_and_checks_apply_under_uvicorn(port: int) -> None:
     assert status == 200 and headers["mcp-session-id"]
     status, _, body = await raw(port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert status == 200 and b'"a": "ready"' in body.replace(b'":"', b'": "')
+
+
+async def test_the_parts_waiting_go_out_as_one_message() -> None:
+    """AsgiWire.pump: what was written while a send was under way goes out in one body
+    message (one write for the ASGI server, not one small segment per part), in order,
+    the last one ending the response."""
+    from mcphost.gateway.asgi import AsgiWire
+
+    sent: list[dict[str, Any]] = []
+    first_sent = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+        first_sent.set()
+        await go_on.wait()
+
+    async def receive() -> Any:
+        return {"type": "http.disconnect"}
+
+    wire = AsgiWire(receive, send)
+    pump = asyncio.ensure_future(wire.pump())
+    wire.start_sse({"Mcp-Session-Id": "s"})
+    await first_sent.wait()  # the head is being sent: what follows waits in the queue
+    for part in (b"id: 1\n", b"data: {}\n\n", b"id: 2\n"):
+        wire.write(part)
+    wire.close()
+    go_on.set()
+    await asyncio.wait_for(pump, 10)
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[1] == {"type": "http.response.body", "body": b"id: 1\ndata: {}\n\nid: 2\n", "more_body": False}

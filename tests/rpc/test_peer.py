@@ -225,6 +225,21 @@ async def test_bad_messages_are_counted_not_fatal() -> None:
     assert peer.stats.protocol_errors == 3
 
 
+async def test_a_request_with_params_not_an_object_is_answered_invalid_params() -> None:
+    requests: list[Any] = []
+    peer, other = await pair(on_request=lambda rid, m, p: requests.append((rid, m, p)))
+    other.send({"jsonrpc": "2.0", "id": "a", "method": "ask", "params": "text"})
+    other.send({"jsonrpc": "2.0", "method": "note", "params": 5})  # a notification: nobody waits
+    other.send({"jsonrpc": "2.0", "id": None, "method": "ask", "params": 5})  # no id to answer
+    other.send({"jsonrpc": "2.0", "id": "b", "method": "ask", "params": [1]})  # an array: the owner's
+    reply = await other.next()
+    assert reply == {"jsonrpc": "2.0", "id": "a", "error": {
+        "code": -32602, "message": "request 'ask' has params of type string: params must be an object"}}
+    assert await wait_for(lambda: len(requests) == 1)
+    assert requests == [("b", "ask", [1])] and other.received == []
+    assert peer.stats.protocol_errors == 2
+
+
 async def test_result_check_and_its_fast_path() -> None:
     peer, other = await pair()
 

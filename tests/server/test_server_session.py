@@ -116,6 +116,21 @@ async def test_requests_before_and_after_the_handshake() -> None:
     assert (await recorder.answer(9))["error"]["code"] == -32602
 
 
+@pytest.mark.parametrize("params, kind", [("x", "string"), (3, "number"), (True, "boolean"), ([1], "array")])
+async def test_params_not_an_object_are_answered_invalid(params: Any, kind: str) -> None:
+    client, recorder = await session_with(Failing())
+    send(client, 1, "initialize", init("2025-11-25"))
+    await recorder.answer(1)
+    send(client, None, "notifications/initialized")
+    send(client, 2, "tools/call", params)
+    error = (await recorder.answer(2))["error"]
+    assert error["code"] == -32602 and "params must be an object" in error["message"]
+    if kind != "array":
+        assert f"params of type {kind}" in error["message"]
+    send(client, 3, "initialize", params)  # before or after the handshake, the same answer
+    assert (await recorder.answer(3))["error"]["code"] == -32602
+
+
 async def test_the_client_is_asked_only_what_it_declared() -> None:
     client, recorder = await session_with(Failing())
     send(client, 1, "initialize", init("2025-11-25"))  # no sampling capability declared
