@@ -9,7 +9,8 @@ follows a renewed session), ``recovery`` (the restart policy; retries of safe re
 cache), ``permissions`` (rights on ``mcp:{server}:{tool}``), ``validation`` (tool schemas),
 ``handlers`` (the application's callbacks and events), ``requests`` (sending prompts,
 resources, completion...), ``queries`` (their public methods), ``readcache`` (the cache of
-reads and prompts), ``observe`` (outcomes, hooks, request logs, metrics), ``secrets``
+reads and prompts), ``skills`` (the skills extension: listed, loaded
+verified), ``observe`` (outcomes, hooks, request logs, metrics), ``secrets``
 (secrets and paths out of what is said), ``configload`` (reading the configuration),
 ``reload`` (applying a new one), ``handle`` (one server's record), ``local`` (the
 application's own tools, served in process), ``tools_api`` (the model APIs: ``tools_for``,

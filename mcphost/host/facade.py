@@ -72,6 +72,7 @@ from .registry import Registry
 from .router import Router
 from .search_semantic import Embedder, check_embedder
 from .secrets import Redactor
+from .skills import Skills
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
 from .validation import Validation
@@ -203,6 +204,8 @@ class MCPHost:
         #: Prompts, resources, completion, tasks, roots, log levels, subscriptions.
         self.queries = Queries(self._servers, router=self.router, supervisor=self.supervisor,
                                handlers=self.handlers, lifecycle=self.lifecycle, bounds=bounds, reads=self.reads)
+        #: Skills (the io.modelcontextprotocol/skills extension): listed, loaded verified.
+        self.skills = Skills(self.router, bounds)
         #: Where the application registers its handlers.
         self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
         #: Metrics and call hooks.
@@ -482,6 +485,18 @@ class MCPHost:
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
         return await self.queries.list_tasks(server)
+
+    async def list_skills(self, server: str) -> list[JSONObject]:
+        """``skills/list`` of ``server``; reads no skill file (:meth:`Skills.list <mcphost.host.skills.Skills.list>`)."""
+        return await self.skills.list(server)
+
+    async def load_skill(self, uri: str, *, server: str) -> JSONObject:
+        """A listed skill's ``SKILL.md``, verified (:meth:`Skills.load <mcphost.host.skills.Skills.load>`)."""
+        return await self.skills.load(uri, server)
+
+    async def read_skill_file(self, skill: str, uri: str, *, server: str) -> str | bytes:
+        """One file of a listed skill, verified (:meth:`Skills.read_file <mcphost.host.skills.Skills.read_file>`)."""
+        return await self.skills.read_file(skill, uri, server)
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
         """Replace the roots and tell every server (:meth:`Queries.set_roots <mcphost.host.queries.Queries.set_roots>`)."""
