@@ -216,7 +216,9 @@ class ModernRules:
             result = await peer.wait(peer.start_request(method, params, progress, options, False))
             rounds += 1
         if kind == rules.TASK:
-            result = await self._follow_task(method, result)
+            if sent is not None and sent[2] is not None and sent[2].augmented:
+                return result  # the caller asked for the task itself (a TaskHandle follows it)
+            result = await self.follow_task(method, result)
             rounds += 1  # (its result is not cached either)
         if method == "tools/list" and type(result) is dict:
             self._tools_listed(result)
@@ -227,16 +229,19 @@ class ModernRules:
             result["_meta"] = {**(meta if type(meta) is dict else {}), _ROUNDS: rounds}
         return result
 
-    async def _follow_task(self, method: str, task: dict[str, Any]) -> Any:
+    async def follow_task(self, method: str, task: dict[str, Any],
+                          seen: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """A task the server made of the request (tasks extension): poll ``tasks/get`` at its
         ``pollIntervalMs`` until it ends, answering its input requests with ``tasks/update``;
         its ``result`` is the request's (its ``error``, the request's error). A caller that
-        gives up cancels it (``tasks/cancel``)."""
+        gives up cancels it (``tasks/cancel``). ``seen`` is told each state of the task."""
         session = self.session
         task_id = task["taskId"]
         answered: set[str] = set()
         try:
             while True:
+                if seen is not None:
+                    seen(task)
                 status = task.get("status")
                 if status == "completed":
                     return task.get("result")

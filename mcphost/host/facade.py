@@ -377,7 +377,7 @@ class MCPHost:
 
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
         With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (protocol
-        2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at once;
+        2025-11-25; 2026-07-28's tasks extension, where the server decides) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at once;
         ``await`` it for the result. A tool whose ``execution.taskSupport`` is
         ``"required"`` runs as a task either way; without ``task=`` the task is followed
         to its end and its result returned, so a caller always gets a ``CallToolResult``.

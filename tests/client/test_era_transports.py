@@ -111,3 +111,36 @@ async def test_tasks_the_server_makes_are_followed_to_their_result() -> None:
         with pytest.raises(ServerError, match="it broke") as caught:
             await host.call_tool("f.bad", {})
         assert caught.value.code == -32050
+
+
+async def test_call_tool_with_task_gives_the_same_task_handle_in_the_modern_era() -> None:
+    # call_tool(task=True) against a 2026-07-28 server: the tasks extension's task behind the
+    # TaskHandle of 2025-11-25 tasks (status, await, cancel); a call the server answers at once
+    # gives a handle already completed.
+    ask = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    spec = {"tools": [
+        {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+         "behavior": {"inputRounds": [{"who": ask}], "delay": 0.1}},
+        {"name": "forever", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+         "behavior": {"delay": 60}},
+        {"name": "now", "inputSchema": {"type": "object"}, "behavior": {"echo": True}},
+    ]}
+    entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
+             "cwd": str(ROOT), "protocol": "modern"}
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async with host:
+        slow = await host.call_tool("f.slow", {}, task=True)
+        assert slow.task_id and slow.status in ("working", "input_required")
+        result = await slow
+        assert result["structuredContent"] == {"inputResponses": {"who": {"action": "accept",
+                                                                           "content": {"name": "Ada"}}}}
+        assert slow.status == "completed" and (await slow.refresh())["status"] == "completed"
+        forever = await host.call_tool("f.forever", {}, task=True)
+        assert (await forever.cancel())["status"] == "cancelled"
+        with pytest.raises(ServerError, match="cancelled"):
+            await forever
+        now = await host.call_tool("f.now", {"x": 1}, task=True)
+        assert now.done and now.task_id == ""
+        assert (await now)["content"][0]["text"] == '{"x":1}'
