@@ -37,7 +37,14 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import MCPHostError, ProtocolError, ServerError, TimeoutError, TransportError
+from ..errors import (
+    MCPHostError,
+    ProtocolError,
+    ServerError,
+    TimeoutError,
+    TransportError,
+    UsageError,
+)
 from ..protocol import modern as rules
 from ..protocol.modern import INPUT_REQUIRED, ModernSession
 from ..protocol.versions import SUPPORTED_VERSIONS
@@ -63,6 +70,8 @@ _CACHED: Final = frozenset({"resources/read", "prompts/get"})
 #: Seconds between two ``tasks/get`` of a task whose server gives no ``pollIntervalMs``, and
 #: the bounds of what a server may ask.
 _POLL: Final = 1.0
+#: The application's handler that makes the host declare each client capability.
+_HANDLERS: Final = {"sampling": "on_sampling()", "elicitation": "on_elicitation()", "roots": "on_roots()"}
 _MIN_POLL: Final = 0.01
 _MAX_POLL: Final = 30.0
 #: HTTP statuses that, without the server's JSON-RPC answer, mean a legacy server.
@@ -189,8 +198,23 @@ class ModernRules:
     async def wait(self, call: Call) -> Any:
         """The result of ``call``, after as many rounds as it takes."""
         sent = self.sent.pop(call.rid, None)
-        result = await self.session.peer.wait(call)
-        return await self.finish(call.method, result, sent)
+        try:
+            result = await self.session.peer.wait(call)
+            return await self.finish(call.method, result, sent)
+        except ServerError as exc:
+            if exc.code != rules.MISSING_CAPABILITY:
+                raise
+            raise self.refused(call.method, exc) from None
+
+    def refused(self, method: str, exc: ServerError) -> UsageError:
+        """``-32021`` (the request needs a client capability the host did not declare) as
+        the caller gets it: the application's to fix, a :class:`UsageError` naming the
+        capabilities and the handler that declares each."""
+        names = rules.required_capabilities(exc.data)
+        hints = [f"register {_HANDLERS[name]}" for name in names if name in _HANDLERS]
+        listed = ", ".join(repr(name) for name in names) or "(not named)"
+        return UsageError(f"{method} needs the client capabilities {listed}, which this host did not declare"
+                          + (f" ({'; '.join(hints)})" if hints else ""), server=self.session.name)
 
     async def finish(self, method: str, result: Any,
                      sent: tuple[dict[str, Any] | None, Callable[[Any], Any] | None, CallOptions | None] | None,

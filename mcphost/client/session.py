@@ -44,10 +44,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import MCPHostError, ProtocolError, RpcError
+from ..errors import MCPHostError, ProtocolError, RpcError, ServerError
 from ..protocol import jsonrpc
 from ..protocol.legacy import Session
-from ..protocol.modern import DEFAULT_MAX_ROUNDS, ModernSession
+from ..protocol.modern import DEFAULT_MAX_ROUNDS, MISSING_CAPABILITY, ModernSession
 from ..protocol.versions import SUPPORTED_VERSIONS, Version, protocol_choice
 from ..rpc.calls import CallOptions
 from ..rpc.peer import TIMED_OUT, Call, Peer
@@ -336,8 +336,13 @@ class ClientSession:
         modern = self.modern
         if modern is None:
             return await peer.wait(peer.start_request(method, params, progress, options, owned))
-        result = await peer.wait(peer.start_request(method, params, progress, options, owned))
-        return await modern.finish(method, result, (params, progress, options))
+        try:
+            result = await peer.wait(peer.start_request(method, params, progress, options, owned))
+            return await modern.finish(method, result, (params, progress, options))
+        except ServerError as exc:
+            if exc.code != MISSING_CAPABILITY:
+                raise
+            raise modern.refused(method, exc) from None
 
     def start(
         self,

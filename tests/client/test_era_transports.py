@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcphost import MCPHost
-from mcphost.errors import ServerError, ServerStartupError
+from mcphost.errors import ServerError, ServerStartupError, UsageError
 from mcphost.policy import NO_RETRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,3 +144,18 @@ async def test_call_tool_with_task_gives_the_same_task_handle_in_the_modern_era(
         now = await host.call_tool("f.now", {"x": 1}, task=True)
         assert now.done and now.task_id == ""
         assert (await now)["content"][0]["text"] == '{"x":1}'
+
+
+async def test_a_capability_the_host_did_not_declare_is_named() -> None:
+    # -32021: the server needs an elicitation the host cannot give (no on_elicitation): the
+    # caller is told which capability, and which handler declares it.
+    ask = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    spec = {"tools": [{"name": "ask", "inputSchema": {"type": "object"},
+                       "behavior": {"inputRounds": [{"who": ask}]}}]}
+    entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
+             "cwd": str(ROOT), "protocol": "modern"}
+    async with MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False) as host:
+        with pytest.raises(UsageError, match=r"tools/call needs the client capabilities 'elicitation', which this "
+                                             r"host did not declare \(register on_elicitation\(\)\)"):
+            await host.call_tool("f.ask", {})
