@@ -2,6 +2,7 @@
 
 ``facade`` (``MCPHost``: the public API, named collaborators, ``call_tool``), ``lifecycle``
 (the host's state and its commands), ``supervisor`` (start, stop, restart, states),
+``eras`` (the era of each http origin, remembered),
 ``startclock`` (the start-up timeout, stopped while a person logs in), ``startup_errors`` (what a failed start says), ``signals`` (the application's SIGTERM: shut
 down, then die of it), ``options`` (the constructor's options, checked), ``renewal`` (what
 follows a renewed session), ``recovery`` (the restart policy; retries of safe requests),
