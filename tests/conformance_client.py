@@ -209,6 +209,8 @@ async def run(url: str, scenario: str) -> None:
         # The scenarios' own calls are sent as given (http-custom-headers sends nulls a
         # schema does not allow, to see them left out of the headers).
         validate_arguments=False,
+        # What the mock servers send is held to the schemas of the version spoken.
+        validate_messages="strict",
         client_info={"name": "mcphost-conformance", "version": "1.0.0"},
     )
     host.on_elicitation(elicitation_defaults)

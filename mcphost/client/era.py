@@ -202,14 +202,15 @@ class ModernRules:
             result = await self.session.peer.wait(call)
             return await self.finish(call.method, result, sent)
         except ServerError as exc:
-            if exc.code != rules.MISSING_CAPABILITY:
-                raise
             raise self.refused(call.method, exc) from None
 
-    def refused(self, method: str, exc: ServerError) -> UsageError:
-        """``-32021`` (the request needs a client capability the host did not declare) as
-        the caller gets it: the application's to fix, a :class:`UsageError` naming the
-        capabilities and the handler that declares each."""
+    def refused(self, method: str, exc: ServerError) -> MCPHostError:
+        """A request's error as the caller gets it: ``-32021`` (the request needs a client
+        capability the host did not declare) is the application's to fix, a
+        :class:`UsageError` naming the capabilities and the handler that declares each;
+        any other is ``exc`` itself."""
+        if exc.code != rules.MISSING_CAPABILITY:
+            return exc
         names = rules.required_capabilities(exc.data)
         hints = [f"register {_HANDLERS[name]}" for name in names if name in _HANDLERS]
         listed = ", ".join(repr(name) for name in names) or "(not named)"

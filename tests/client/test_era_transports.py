@@ -36,7 +36,7 @@ OUTCOMES = [
 
 
 async def outcome(entry: dict[str, Any]) -> str:
-    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     try:
         async with host:
             info = host.get_tools("f")["f"]
@@ -101,7 +101,7 @@ async def test_tasks_the_server_makes_are_followed_to_their_result() -> None:
     ]}
     entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
              "cwd": str(ROOT), "protocol": "modern"}
-    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
     async with host:
         slow = await host.call_tool("f.slow", {})
@@ -128,7 +128,7 @@ async def test_call_tool_with_task_gives_the_same_task_handle_in_the_modern_era(
     ]}
     entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
              "cwd": str(ROOT), "protocol": "modern"}
-    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
     async with host:
         slow = await host.call_tool("f.slow", {}, task=True)
@@ -155,7 +155,7 @@ async def test_a_capability_the_host_did_not_declare_is_named() -> None:
                        "behavior": {"inputRounds": [{"who": ask}]}}]}
     entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
              "cwd": str(ROOT), "protocol": "modern"}
-    async with MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False) as host:
+    async with MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict") as host:
         with pytest.raises(UsageError, match=r"tools/call needs the client capabilities 'elicitation', which this "
                                              r"host did not declare \(register on_elicitation\(\)\)"):
             await host.call_tool("f.ask", {})
