@@ -18,7 +18,7 @@ public method lives:
   metrics;
 - ``get_prompt``, ``get_resource``, ``complete``, ``list_tasks``, ``set_roots``,
   ``set_log_level``, ``subscribe_resource``, ``unsubscribe_resource``, ``servers_for``,
-  ``gather_resources``: :attr:`MCPHost.queries` (:class:`~mcphost.host.queries.Queries`);
+  ``gather_resources``, the skills: :attr:`MCPHost.queries` (:class:`~mcphost.host.queries.Queries`);
 - ``register_callback`` and the ``on_*`` handlers: :attr:`MCPHost.callbacks`
   (:class:`~mcphost.host.handlers.Callbacks`), over :attr:`MCPHost.handlers`;
 - ``get_metrics``, ``metrics_text``, ``on_call``: :attr:`MCPHost.observability`
@@ -72,7 +72,6 @@ from .registry import Registry
 from .router import Router
 from .search_semantic import Embedder, check_embedder
 from .secrets import Redactor
-from .skills import Skills
 from .supervisor import Supervisor
 from .tools_api import ModelAPI
 from .validation import Validation
@@ -204,8 +203,6 @@ class MCPHost:
         #: Prompts, resources, completion, tasks, roots, log levels, subscriptions.
         self.queries = Queries(self._servers, router=self.router, supervisor=self.supervisor,
                                handlers=self.handlers, lifecycle=self.lifecycle, bounds=bounds, reads=self.reads)
-        #: Skills (the io.modelcontextprotocol/skills extension): listed, loaded verified.
-        self.skills = Skills(self.router, bounds)
         #: Where the application registers its handlers.
         self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
         #: Metrics and call hooks.
@@ -376,9 +373,9 @@ class MCPHost:
         """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
 
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
-        With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (protocol
-        2025-11-25; 2026-07-28's tasks extension, where the server decides) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at once;
-        ``await`` it for the result. A tool whose ``execution.taskSupport`` is
+        With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (2025-11-25,
+        or 2026-07-28's extension) and a :class:`~mcphost.client.tasks.TaskHandle` is returned
+        at once; ``await`` it for the result. A tool whose ``execution.taskSupport`` is
         ``"required"`` runs as a task either way; without ``task=`` the task is followed
         to its end and its result returned, so a caller always gets a ``CallToolResult``.
 
@@ -488,15 +485,15 @@ class MCPHost:
 
     async def list_skills(self, server: str) -> list[JSONObject]:
         """``skills/list`` of ``server``; reads no skill file (:meth:`Skills.list <mcphost.host.skills.Skills.list>`)."""
-        return await self.skills.list(server)
+        return await self.queries.skills.list(server)
 
     async def load_skill(self, uri: str, *, server: str) -> JSONObject:
         """A listed skill's ``SKILL.md``, verified (:meth:`Skills.load <mcphost.host.skills.Skills.load>`)."""
-        return await self.skills.load(uri, server)
+        return await self.queries.skills.load(uri, server)
 
     async def read_skill_file(self, skill: str, uri: str, *, server: str) -> str | bytes:
         """One file of a listed skill, verified (:meth:`Skills.read_file <mcphost.host.skills.Skills.read_file>`)."""
-        return await self.skills.read_file(skill, uri, server)
+        return await self.queries.skills.read_file(skill, uri, server)
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
         """Replace the roots and tell every server (:meth:`Queries.set_roots <mcphost.host.queries.Queries.set_roots>`)."""
