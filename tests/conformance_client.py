@@ -22,7 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcphost import MCPHost
+from mcphost import MCPHost, ProtocolError
 from mcphost.policy import NO_RETRY
 
 SERVER = "conformance"
@@ -146,6 +146,33 @@ async def request_state(host: MCPHost) -> None:
     await asyncio.gather(*(host.call_tool(f"{SERVER}.{name}", {}) for name in tool_names(host)))
 
 
+async def skills_listed(host: MCPHost) -> list[dict[str, Any]]:
+    entries = await host.list_skills(SERVER)
+    if not entries:
+        raise ScenarioFailed("the server lists no skill")
+    return entries
+
+
+async def skills_no_prefetch(host: MCPHost) -> None:
+    """List the skills and stop there: no skill is needed, so none of its files is read."""
+    await skills_listed(host)
+
+
+async def skills_verify(host: MCPHost) -> None:
+    """Load each listed skill, then read its files, as an application would when a skill is
+    needed. A skill that fails verification is refused (reported on stderr) and none of its
+    files is read: the scenario passes when mcphost refuses what the mock tampered with."""
+    for entry in await skills_listed(host):
+        try:
+            skill = await host.load_skill(entry["uri"], server=SERVER)
+        except ProtocolError as exc:
+            print(f"conformance client: skill refused: {exc}", file=sys.stderr)
+            continue
+        for file in skill["resources"]:
+            if file.get("uri") != skill["uri"]:
+                await host.read_skill_file(skill["uri"], file["uri"], server=SERVER)
+
+
 SCENARIOS: dict[str, Callable[[MCPHost], Awaitable[None]]] = {
     "initialize": initialize,
     "request-metadata": initialize,
@@ -158,6 +185,10 @@ SCENARIOS: dict[str, Callable[[MCPHost], Awaitable[None]]] = {
     "http-standard-headers": exercise_everything,
     "http-custom-headers": exercise_everything,
     "http-invalid-tool-headers": exercise_everything,
+    "sep-2640-client-no-prefetch": skills_no_prefetch,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
 }
 
 
@@ -178,6 +209,8 @@ async def run(url: str, scenario: str) -> None:
         # The scenarios' own calls are sent as given (http-custom-headers sends nulls a
         # schema does not allow, to see them left out of the headers).
         validate_arguments=False,
+        # What the mock servers send is held to the schemas of the version spoken.
+        validate_messages="strict",
         client_info={"name": "mcphost-conformance", "version": "1.0.0"},
     )
     host.on_elicitation(elicitation_defaults)

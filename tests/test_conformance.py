@@ -9,10 +9,12 @@ checks when there are some.
 Every client scenario each suite version lists that needs no OAuth is run once per spec
 version it is tagged with (``--scenario NAME --spec-version V``): 0.1.16 (npm ``latest``)
 and 0.2.0-alpha.12, whose ``--spec-version 2026-07-28`` runs the stateless wire (the client
-then configures ``protocol: "modern"``). ``test_scenario_lists_are_current`` checks the runs
+then configures ``protocol: "modern"``). The skills extension's scenarios (``sep-2640-*``) are
+tagged ``extension``, which is no wire: they run without ``--spec-version`` (the runner's
+default wire). ``test_scenario_lists_are_current`` checks the runs
 against what each version's ``list --client`` prints. The runs go at once in a bounded pool
 (a session fixture); one test per run asserts its outcome. Not run: the ``auth/*`` scenarios
-(tests/test_conformance_auth.py runs them) and the skills extension (``sep-2640-*``).
+(tests/test_conformance_auth.py runs them).
 
 The suite needs Node >= 22 (the machine's Node 20 cannot run it): ``.ci/conformance-setup``
 installs the npm package ``node@22`` and both suite versions into a cache folder,
@@ -46,6 +48,8 @@ SUITE_JS = Path("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 
 V016 = "0.1.16"
 V020 = "0.2.0-alpha.12"
+#: The tag of an extension's scenarios: no spec version, so no ``--spec-version``.
+EXTENSION = "extension"
 #: Every client scenario of each suite version that needs no OAuth, once per spec version it
 #: is tagged with (``list --client``), as (scenario, spec version). 0.2.0's
 #: ``--spec-version`` also sets the wire (2026-07-28: the stateless era), which the client
@@ -69,10 +73,10 @@ RUNS: dict[str, list[tuple[str, str]]] = {
         ("http-invalid-tool-headers", "2026-07-28"),
         ("json-schema-ref-no-deref", "2026-07-28"),
         ("json-schema-2020-12-preservation", "2025-11-25"), ("json-schema-2020-12-preservation", "2026-07-28"),
+        ("sep-2640-client-no-prefetch", EXTENSION), ("sep-2640-client-verify-digest", EXTENSION),
+        ("sep-2640-client-verify-size", EXTENSION), ("sep-2640-client-verify-frontmatter", EXTENSION),
     ],
 }
-#: Listed, not run: the skills extension (SEP-2640), which mcphost does not implement.
-NOT_RUN = ("sep-2640-",)
 #: Runs at once: each is a Node runner and a Python client, mostly waiting on each other.
 POOL = 4
 
@@ -185,8 +189,8 @@ def tail(text: str, lines: int = 40) -> str:
 
 def run_scenario(suite: Suite, version: str, scenario: str, spec: str, out: Path) -> str | None:
     """Run one scenario; ``None`` when it passed, else what failed."""
-    args = ["client", "--command", client_command(), "--scenario", scenario, "--spec-version", spec,
-            "-o", str(out)]
+    wire = [] if spec == EXTENSION else ["--spec-version", spec]
+    args = ["client", "--command", client_command(), "--scenario", scenario, *wire, "-o", str(out)]
     try:
         proc = suite.run(version, *args)
     except subprocess.TimeoutExpired:
@@ -235,5 +239,5 @@ def test_scenario_lists_are_current(suite: Suite) -> None:
         tagged = re.findall(r"^\s+-\s+(\S+)\s+\[([^\]]*)\]", listed.stdout, re.MULTILINE)
         assert tagged, listed.stdout
         expected = [(name, spec) for name, tags in tagged for spec in tags.split(",")
-                    if not name.startswith("auth/") and not name.startswith(NOT_RUN)]
+                    if not name.startswith("auth/")]
         assert sorted(expected) == sorted(runs), listed.stdout

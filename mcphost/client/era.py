@@ -37,7 +37,14 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import MCPHostError, ProtocolError, ServerError, TimeoutError, TransportError
+from ..errors import (
+    MCPHostError,
+    ProtocolError,
+    ServerError,
+    TimeoutError,
+    TransportError,
+    UsageError,
+)
 from ..protocol import modern as rules
 from ..protocol.modern import INPUT_REQUIRED, ModernSession
 from ..protocol.versions import SUPPORTED_VERSIONS
@@ -63,6 +70,8 @@ _CACHED: Final = frozenset({"resources/read", "prompts/get"})
 #: Seconds between two ``tasks/get`` of a task whose server gives no ``pollIntervalMs``, and
 #: the bounds of what a server may ask.
 _POLL: Final = 1.0
+#: The application's handler that makes the host declare each client capability.
+_HANDLERS: Final = {"sampling": "on_sampling()", "elicitation": "on_elicitation()", "roots": "on_roots()"}
 _MIN_POLL: Final = 0.01
 _MAX_POLL: Final = 30.0
 #: HTTP statuses that, without the server's JSON-RPC answer, mean a legacy server.
@@ -189,8 +198,24 @@ class ModernRules:
     async def wait(self, call: Call) -> Any:
         """The result of ``call``, after as many rounds as it takes."""
         sent = self.sent.pop(call.rid, None)
-        result = await self.session.peer.wait(call)
-        return await self.finish(call.method, result, sent)
+        try:
+            result = await self.session.peer.wait(call)
+            return await self.finish(call.method, result, sent)
+        except ServerError as exc:
+            raise self.refused(call.method, exc) from None
+
+    def refused(self, method: str, exc: ServerError) -> MCPHostError:
+        """A request's error as the caller gets it: ``-32021`` (the request needs a client
+        capability the host did not declare) is the application's to fix, a
+        :class:`UsageError` naming the capabilities and the handler that declares each;
+        any other is ``exc`` itself."""
+        if exc.code != rules.MISSING_CAPABILITY:
+            return exc
+        names = rules.required_capabilities(exc.data)
+        hints = [f"register {_HANDLERS[name]}" for name in names if name in _HANDLERS]
+        listed = ", ".join(repr(name) for name in names) or "(not named)"
+        return UsageError(f"{method} needs the client capabilities {listed}, which this host did not declare"
+                          + (f" ({'; '.join(hints)})" if hints else ""), server=self.session.name)
 
     async def finish(self, method: str, result: Any,
                      sent: tuple[dict[str, Any] | None, Callable[[Any], Any] | None, CallOptions | None] | None,
@@ -216,7 +241,9 @@ class ModernRules:
             result = await peer.wait(peer.start_request(method, params, progress, options, False))
             rounds += 1
         if kind == rules.TASK:
-            result = await self._follow_task(method, result)
+            if sent is not None and sent[2] is not None and sent[2].augmented:
+                return result  # the caller asked for the task itself (a TaskHandle follows it)
+            result = await self.follow_task(method, result)
             rounds += 1  # (its result is not cached either)
         if method == "tools/list" and type(result) is dict:
             self._tools_listed(result)
@@ -227,16 +254,19 @@ class ModernRules:
             result["_meta"] = {**(meta if type(meta) is dict else {}), _ROUNDS: rounds}
         return result
 
-    async def _follow_task(self, method: str, task: dict[str, Any]) -> Any:
+    async def follow_task(self, method: str, task: dict[str, Any],
+                          seen: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """A task the server made of the request (tasks extension): poll ``tasks/get`` at its
         ``pollIntervalMs`` until it ends, answering its input requests with ``tasks/update``;
         its ``result`` is the request's (its ``error``, the request's error). A caller that
-        gives up cancels it (``tasks/cancel``)."""
+        gives up cancels it (``tasks/cancel``). ``seen`` is told each state of the task."""
         session = self.session
         task_id = task["taskId"]
         answered: set[str] = set()
         try:
             while True:
+                if seen is not None:
+                    seen(task)
                 status = task.get("status")
                 if status == "completed":
                     return task.get("result")

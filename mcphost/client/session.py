@@ -44,7 +44,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import MCPHostError, ProtocolError, RpcError
+from ..errors import MCPHostError, ProtocolError, RpcError, ServerError
 from ..protocol import jsonrpc
 from ..protocol.legacy import Session
 from ..protocol.modern import DEFAULT_MAX_ROUNDS, ModernSession
@@ -193,6 +193,7 @@ class ClientSession:
             if await negotiate(self, found, self.mode, self.probe_timeout):
                 self.handshake = found
                 self.modern = rules
+                self._check_messages(str(found.protocol_version))
                 return
             peer.prepare = None
         handshake = self.handshake
@@ -204,21 +205,8 @@ class ClientSession:
             handshake.accept_initialize_result(result)
         except ProtocolError as exc:
             raise ProtocolError(exc.message, server=self.name) from None
-        if self.validate_messages != "off":
-            # Imported here: the schemas cost nothing to a host that never checks messages.
-            from ..protocol.messages import MessageChecker
-
-            checker = MessageChecker(
-                self.name, str(handshake.protocol_version), self.validate_messages, logger
-            )
+        if (checker := self._check_messages(str(handshake.protocol_version))) is not None:
             checker.result("initialize", result)
-            self.checker = checker
-            self._plain_progress = checker.plain_notifications.get(_PROGRESS)
-            plain = dict(checker.plain_results)
-            for method, key in _LISTS.items():  # a listing is counted before it is checked
-                plain[method] = functools.partial(self._counted_plain, key, plain.get(method))
-            peer.plain_results = plain
-            peer.result_check = self._check_result
         # An HTTP transport sends the version in a header on every later request (spec
         # 2025-06-18 "Protocol Version Header") and may open its server-to-client stream.
         version = str(handshake.protocol_version)
@@ -227,6 +215,22 @@ class ClientSession:
         self.renewal = SessionRenewal(self.name, peer, transport, params, version, policy=self.renewal_policy,
                                       on_renewed=self._renewed)
         self.notify("notifications/initialized")
+
+    def _check_messages(self, version: str) -> MessageChecker | None:
+        """Check what the server sends against the schemas of ``version`` (unless ``off``)."""
+        if self.validate_messages == "off":
+            return None
+        # Imported here: the schemas cost nothing to a host that never checks messages.
+        from ..protocol.messages import MessageChecker
+
+        checker = self.checker = MessageChecker(self.name, version, self.validate_messages, logger)
+        self._plain_progress = checker.plain_notifications.get(_PROGRESS)
+        plain = dict(checker.plain_results)
+        for method, key in _LISTS.items():  # a listing is counted before it is checked
+            plain[method] = functools.partial(self._counted_plain, key, plain.get(method))
+        self.peer.plain_results = plain
+        self.peer.result_check = self._check_result
+        return checker
 
     def _renewed(self, summary: dict[str, Any]) -> None:
         if self.on_renewed is not None:
@@ -336,8 +340,11 @@ class ClientSession:
         modern = self.modern
         if modern is None:
             return await peer.wait(peer.start_request(method, params, progress, options, owned))
-        result = await peer.wait(peer.start_request(method, params, progress, options, owned))
-        return await modern.finish(method, result, (params, progress, options))
+        try:
+            result = await peer.wait(peer.start_request(method, params, progress, options, owned))
+            return await modern.finish(method, result, (params, progress, options))
+        except ServerError as exc:  # -32021 is the application's to fix (others as they came)
+            raise modern.refused(method, exc) from None
 
     def start(
         self,

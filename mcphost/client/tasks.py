@@ -11,6 +11,12 @@ own requests (an ``elicitation/create``, a ``sampling/createMessage``), which th
 answers through the application's handlers. Status notifications
 (``notifications/tasks/status``), which the spec says must not be relied on, only update
 the handle sooner.
+
+Against a 2026-07-28 server the same handle follows a task of the tasks extension
+(``io.modelcontextprotocol/tasks``): the server makes the task, ``tasks/get`` carries its
+result, error or input requests, which are answered with ``tasks/update``; ``tasks/cancel``
+cancels it. The session's era rules do the following (``runner``); the handle shows each
+state, refreshes and cancels with the same methods.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import MCPHostError, ProtocolError, ServerUnavailableError
@@ -45,8 +51,12 @@ class TaskHandle:
         task: the latest ``Task`` object seen (status, statusMessage, pollInterval, ...).
     """
 
-    def __init__(self, server: str, connection: ClientSession, task: Task, *, timeout: float | None) -> None:
+    def __init__(self, server: str, connection: ClientSession, task: Task, *, timeout: float | None,
+                 runner: Callable[[TaskHandle], Coroutine[Any, Any, CallToolResult]] | None = None) -> None:
         self.server = server
+        #: How the task is followed to its result, when not the 2025-11-25 way (``tasks/get``
+        #: polls, then ``tasks/result``): the 2026-07-28 tasks extension's session follows it.
+        self._runner = runner
         self.task_id: str = task["taskId"]
         self.task: Task = task
         self._conn = connection
@@ -90,7 +100,9 @@ class TaskHandle:
         task = await self._conn.request("tasks/cancel", {"taskId": self.task_id}, timeout=self._timeout)
         if isinstance(task, dict) and "status" in task:
             self.update(_strip(task))
-        return self.task
+            return self.task
+        # The tasks extension of 2026-07-28 acknowledges with an empty result: ask.
+        return await self.refresh()
 
     async def result(self) -> CallToolResult:
         """Wait until the task is terminal, then return its result (or raise its error)."""
@@ -103,7 +115,7 @@ class TaskHandle:
         """Start following the task (idempotent); the host does this when it creates one."""
         if self._result is None:
             self._result = asyncio.get_running_loop().create_task(
-                self._follow(), name=f"mcphost-task-{self.server}-{self.task_id}"
+                self._follow() if self._runner is None else self._runner(self), name=f"mcphost-task-{self.server}-{self.task_id}"
             )
             # A task nobody awaits must not log "exception was never retrieved".
             self._result.add_done_callback(_observe)

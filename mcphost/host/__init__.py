@@ -2,6 +2,7 @@
 
 ``facade`` (``MCPHost``: the public API, named collaborators, ``call_tool``), ``lifecycle``
 (the host's state and its commands), ``supervisor`` (start, stop, restart, states),
+``eras`` (the era of each http origin, remembered),
 ``startclock`` (the start-up timeout, stopped while a person logs in), ``startup_errors`` (what a failed start says), ``signals`` (the application's SIGTERM: shut
 down, then die of it), ``options`` (the constructor's options, checked), ``renewal`` (what
 follows a renewed session), ``recovery`` (the restart policy; retries of safe requests),
@@ -9,7 +10,8 @@ follows a renewed session), ``recovery`` (the restart policy; retries of safe re
 cache), ``permissions`` (rights on ``mcp:{server}:{tool}``), ``validation`` (tool schemas),
 ``handlers`` (the application's callbacks and events), ``requests`` (sending prompts,
 resources, completion...), ``queries`` (their public methods), ``readcache`` (the cache of
-reads and prompts), ``observe`` (outcomes, hooks, request logs, metrics), ``secrets``
+reads and prompts), ``skills`` (the skills extension: listed, loaded
+verified), ``observe`` (outcomes, hooks, request logs, metrics), ``secrets``
 (secrets and paths out of what is said), ``configload`` (reading the configuration),
 ``reload`` (applying a new one), ``handle`` (one server's record), ``local`` (the
 application's own tools, served in process), ``tools_api`` (the model APIs: ``tools_for``,

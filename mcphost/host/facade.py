@@ -18,7 +18,7 @@ public method lives:
   metrics;
 - ``get_prompt``, ``get_resource``, ``complete``, ``list_tasks``, ``set_roots``,
   ``set_log_level``, ``subscribe_resource``, ``unsubscribe_resource``, ``servers_for``,
-  ``gather_resources``: :attr:`MCPHost.queries` (:class:`~mcphost.host.queries.Queries`);
+  ``gather_resources``, the skills: :attr:`MCPHost.queries` (:class:`~mcphost.host.queries.Queries`);
 - ``register_callback`` and the ``on_*`` handlers: :attr:`MCPHost.callbacks`
   (:class:`~mcphost.host.handlers.Callbacks`), over :attr:`MCPHost.handlers`;
 - ``get_metrics``, ``metrics_text``, ``on_call``: :attr:`MCPHost.observability`
@@ -373,9 +373,9 @@ class MCPHost:
         """Call ``server.tool`` with ``params`` and return its ``CallToolResult``.
 
         A tool that fails inside returns ``isError: true``: that is a result, not an error.
-        With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (protocol
-        2025-11-25) and a :class:`~mcphost.client.tasks.TaskHandle` is returned at once;
-        ``await`` it for the result. A tool whose ``execution.taskSupport`` is
+        With ``task=True`` (or ``{"ttl": ms}``) the call creates a server task (2025-11-25,
+        or 2026-07-28's extension) and a :class:`~mcphost.client.tasks.TaskHandle` is returned
+        at once; ``await`` it for the result. A tool whose ``execution.taskSupport`` is
         ``"required"`` runs as a task either way; without ``task=`` the task is followed
         to its end and its result returned, so a caller always gets a ``CallToolResult``.
 
@@ -482,6 +482,18 @@ class MCPHost:
     async def list_tasks(self, server: str) -> list[JSONObject]:
         """``tasks/list`` of one server (all pages)."""
         return await self.queries.list_tasks(server)
+
+    async def list_skills(self, server: str) -> list[JSONObject]:
+        """``skills/list`` of ``server``; reads no skill file (:meth:`Skills.list <mcphost.host.skills.Skills.list>`)."""
+        return await self.queries.skills.list(server)
+
+    async def load_skill(self, uri: str, *, server: str) -> JSONObject:
+        """A listed skill's ``SKILL.md``, verified (:meth:`Skills.load <mcphost.host.skills.Skills.load>`)."""
+        return await self.queries.skills.load(uri, server)
+
+    async def read_skill_file(self, skill: str, uri: str, *, server: str) -> str | bytes:
+        """One file of a listed skill, verified (:meth:`Skills.read_file <mcphost.host.skills.Skills.read_file>`)."""
+        return await self.queries.skills.read_file(skill, uri, server)
 
     async def set_roots(self, roots: Iterable[str | os.PathLike[str] | Root]) -> None:
         """Replace the roots and tell every server (:meth:`Queries.set_roots <mcphost.host.queries.Queries.set_roots>`)."""

@@ -30,6 +30,7 @@ from . import recovery, requests
 from .configload import fail_fast as configured_fail_fast
 from .handlers import LOG_LEVELS, normalise_roots
 from .registry import list_all
+from .skills import Skills
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -64,6 +65,8 @@ class Queries:
         self._lifecycle = lifecycle
         self.bounds = bounds
         self._reads = reads
+        #: Skills (the io.modelcontextprotocol/skills extension): listed, loaded verified.
+        self.skills = Skills(router, bounds)
 
     def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
         """Every configured server (or only ``server``) with its state, its error and what

@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..client.tasks import TaskHandle
 from ..errors import MCPHostError, ProtocolError, RoutingError, UsageError
-from ..types import GetPromptResult, JSONObject, ReadResourceResult
+from ..protocol.modern import TASK as TASK_RESULT
+from ..rpc.calls import CallOptions
+from ..types import CallToolResult, GetPromptResult, JSONObject, ReadResourceResult
 from . import observe
 from .handle import ServerHandle
 from .registry import list_all
 
 if TYPE_CHECKING:
+    from ..client.era import ModernRules
     from ..client.session import ClientSession
     from .handlers import Handlers
     from .router import Router
@@ -175,7 +178,10 @@ async def call_as_task(
     task: bool | Mapping[str, Any],
     timeout: float | None,
 ) -> TaskHandle:
-    """``tools/call`` as a server task (2025-11-25): the handle follows it at once."""
+    """``tools/call`` as a server task (2025-11-25; the tasks extension of 2026-07-28): the
+    handle follows it at once."""
+    if session.modern is not None and session.version.task_extension:
+        return await _call_as_modern_task(handlers, handle, session, session.modern, request, timeout)
     if not session.version.tasks:
         raise RoutingError(
             f"tool {request['name']!r} needs a task, and tasks need protocol 2025-11-25 "
@@ -191,6 +197,37 @@ async def call_as_task(
     handlers.tasks[(handle.name, tracked.task_id)] = tracked
     tracked.follow()
     return tracked
+
+
+async def _call_as_modern_task(handlers: Handlers, handle: ServerHandle, session: ClientSession,
+                               modern: ModernRules, request: dict[str, Any], timeout: float | None) -> TaskHandle:
+    """2026-07-28: the server decides whether a call becomes a task (the host opts in to the
+    extension on every request). A task is followed by the era's rules behind the handle; a
+    call the server answered at once gives a handle that is already completed."""
+    options = CallOptions(timeout, augmented=True)
+    created = await timed(handle, session.call("tools/call", request, None, options), "tools/call")
+    if not isinstance(created, dict):
+        raise ProtocolError("tools/call returned a malformed result", server=handle.name)
+    if created.get("resultType") != TASK_RESULT:
+        answered: Any = {"taskId": "", "status": "completed"}
+        done = TaskHandle(handle.name, session, answered, timeout=timeout, runner=lambda _h: _at_once(created))
+        done.follow()
+        return done
+
+    async def run(tracked: TaskHandle) -> CallToolResult:
+        def seen(task: dict[str, Any]) -> None:
+            tracked.update(cast(Any, {k: v for k, v in task.items() if k != "_meta"}))
+
+        return cast(CallToolResult, await modern.follow_task("tools/call", created, seen=seen))
+
+    tracked = TaskHandle(handle.name, session, cast(Any, created), timeout=timeout, runner=run)
+    handlers.tasks[(handle.name, tracked.task_id)] = tracked
+    tracked.follow()
+    return tracked
+
+
+async def _at_once(result: dict[str, Any]) -> CallToolResult:
+    return cast(CallToolResult, result)
 
 
 async def list_tasks(handle: ServerHandle, max_pages: int, max_items: int = 10_000) -> list[JSONObject]:

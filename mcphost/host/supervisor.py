@@ -35,7 +35,7 @@ from ..logs import STATE_EVENTS
 from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
-from . import startup_errors
+from . import eras, startup_errors
 from .handle import ServerHandle
 from .handlers import Handlers
 from .local import LocalServer
@@ -108,12 +108,12 @@ class Supervisor:
         self.client_info = client_info
         self.validate_messages = validate_messages
         self.handle_signals = handle_signals
+        self.eras = eras.EraMemory()  # the era of each http origin, once probed
         #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
         self.sigterm = SigtermShutdown(self._shutdown_host, self.kill_now)
         self._shutdown_task: asyncio.Task[None] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
-        # The task running each server's start, so that a stop can cancel it rather than
-        # wait for its time-out.
+        # Each server's start task: a stop cancels it rather than wait for its time-out.
         self._starting: dict[str, asyncio.Task[Any]] = {}
         #: The dependency layers of the last start (stopped in reverse).
         self.layers: list[list[str]] = []
@@ -397,7 +397,7 @@ class Supervisor:
             on_notification=on_notification,
             on_closed=lambda err: self._on_closed(handle, session, err),
             on_timeout=lambda method: self._on_timeout(handle, session, method),
-            protocol=handle.config.protocol_setting,
+            protocol=self.eras.setting(handle.config),
         )
         session.forward_progress = bool(handlers.progress)
         session.renewal_policy = self.renewal
@@ -406,7 +406,7 @@ class Supervisor:
         handle.session = session
         handle.timeouts = 0
         self.redactor.install()  # the server's own logger exists now
-        await session.open()
+        await self.eras.open(handle.config, session)
         # A modern server tells of changes on a subscriptions/listen stream: opened now, with
         # the subscriptions the application has (a restarted server's stream names them again).
         session.listen(handle.subscriptions)

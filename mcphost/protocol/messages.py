@@ -1,8 +1,8 @@
 """Checking MCP messages against the schemas of the negotiated protocol version.
 
 This module owns the question "is this message well-formed for protocol version V?" for
-the four legacy versions the host negotiates (2024-11-05, 2025-03-26, 2025-06-18,
-2025-11-25). The rules are the JSON Schemas in ``schemas/mcp/`` (see the README there):
+the four handshake versions the host negotiates (2024-11-05, 2025-03-26, 2025-06-18,
+2025-11-25) and the stateless 2026-07-28. The rules are the JSON Schemas in ``schemas/mcp/`` (see the README there):
 each version's file lists, per *kind* of message, every method of that version and the
 schema of its params or result. Layer 1: no asyncio, no clock; the only I/O is reading
 those bundled schema files once, on first use.
@@ -50,8 +50,9 @@ from . import versions
 __all__ = ["KINDS", "MODES", "VERSIONS", "MessageChecker", "known_methods", "outgoing_errors"]
 
 MODES: Final = ("strict", "lenient", "off")
-#: Oldest first: the schema files of a version build on those of the versions before it.
-VERSIONS: Final = tuple(reversed(versions.SUPPORTED_VERSIONS))
+#: Oldest first: the schema files of a version build on those of the versions before it
+#: (the handshake era's, then the stateless era's).
+VERSIONS: Final = tuple(reversed(versions.SUPPORTED_VERSIONS)) + tuple(reversed(versions.MODERN_VERSIONS))
 # Who sends what, as named in the "methods" table of every version file.
 KINDS: Final = (
     "server_result",  # result of a request the client made

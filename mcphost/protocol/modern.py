@@ -68,6 +68,7 @@ __all__ = [
     "with_meta",
     "result_type",
     "input_round",
+    "required_capabilities",
     "retry_params",
     "unsupported_versions",
     "pick_version",
@@ -219,6 +220,21 @@ def retry_params(params: dict[str, Any] | None, responses: Mapping[str, Any], st
     if state is not None:
         out["requestState"] = state
     return out
+
+
+def required_capabilities(data: Any) -> tuple[str, ...]:
+    """The client capabilities a ``-32021`` error's ``data.requiredCapabilities`` names: its
+    keys, an extension as ``extensions/<id>`` (at most 16, each at most 100 characters)."""
+    found = data.get("requiredCapabilities") if isinstance(data, dict) else None
+    if not isinstance(found, dict):
+        return ()
+    names: list[str] = []
+    for key, value in list(found.items())[:16]:
+        if key == "extensions" and isinstance(value, dict) and value:
+            names += [f"extensions/{ext}"[:100] for ext in list(value)[:16]]
+        else:
+            names.append(str(key)[:100])
+    return tuple(names[:16])
 
 
 def unsupported_versions(data: Any) -> tuple[str, ...] | None:

@@ -389,3 +389,24 @@ async def wait_until(predicate: Any, timeout: float = 10.0) -> bool:
     from tests.helpers import wait_for
 
     return await wait_for(predicate, timeout)
+
+
+async def test_modern_messages_are_checked_against_the_2026_07_28_schemas() -> None:
+    # The same strictness as the handshake era: a malformed result is the server's
+    # ProtocolError naming the field, in every round of a multi-round request too.
+    rounds = iter([{"resultType": "input_required", "inputRequests": {"x": {"method": "tools/call"}}},
+                   {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}])
+    script = Script({"server/discover": discovered, "tools/list": lambda p: {"tools": "none"},
+                     "tools/call": lambda p: next(rounds)})
+    session = ClientSession("s", script.connect(), client_info=INFO, protocol="modern", validate_messages="strict",
+                            capabilities_for=lambda v: client_capabilities(v, sampling=True))
+    await session.open()
+    try:
+        assert session.checker is not None and session.checker.version == V
+        with pytest.raises(ProtocolError, match=r"tools/list result: \$\.tools: expected array"):
+            await session.call("tools/list")
+        with pytest.raises(ProtocolError, match=r'tools/call result: \$\.inputRequests\.x\.method: "tools/call" '
+                                                r"is not one of"):
+            await session.call("tools/call", {"name": "t", "arguments": {}})
+    finally:
+        await session.aclose(1.0)

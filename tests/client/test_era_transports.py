@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcphost import MCPHost
-from mcphost.errors import ServerError, ServerStartupError
+from mcphost.errors import ServerError, ServerStartupError, UsageError
 from mcphost.policy import NO_RETRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ OUTCOMES = [
 
 
 async def outcome(entry: dict[str, Any]) -> str:
-    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     try:
         async with host:
             info = host.get_tools("f")["f"]
@@ -101,7 +101,7 @@ async def test_tasks_the_server_makes_are_followed_to_their_result() -> None:
     ]}
     entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
              "cwd": str(ROOT), "protocol": "modern"}
-    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False)
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
     async with host:
         slow = await host.call_tool("f.slow", {})
@@ -111,3 +111,51 @@ async def test_tasks_the_server_makes_are_followed_to_their_result() -> None:
         with pytest.raises(ServerError, match="it broke") as caught:
             await host.call_tool("f.bad", {})
         assert caught.value.code == -32050
+
+
+async def test_call_tool_with_task_gives_the_same_task_handle_in_the_modern_era() -> None:
+    # call_tool(task=True) against a 2026-07-28 server: the tasks extension's task behind the
+    # TaskHandle of 2025-11-25 tasks (status, await, cancel); a call the server answers at once
+    # gives a handle already completed.
+    ask = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    spec = {"tools": [
+        {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"},
+         "behavior": {"inputRounds": [{"who": ask}], "delay": 0.1}},
+        {"name": "forever", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+         "behavior": {"delay": 60}},
+        {"name": "now", "inputSchema": {"type": "object"}, "behavior": {"echo": True}},
+    ]}
+    entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
+             "cwd": str(ROOT), "protocol": "modern"}
+    host = MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
+    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async with host:
+        slow = await host.call_tool("f.slow", {}, task=True)
+        assert slow.task_id and slow.status in ("working", "input_required")
+        result = await slow
+        assert result["structuredContent"] == {"inputResponses": {"who": {"action": "accept",
+                                                                           "content": {"name": "Ada"}}}}
+        assert slow.status == "completed" and (await slow.refresh())["status"] == "completed"
+        forever = await host.call_tool("f.forever", {}, task=True)
+        assert (await forever.cancel())["status"] == "cancelled"
+        with pytest.raises(ServerError, match="cancelled"):
+            await forever
+        now = await host.call_tool("f.now", {"x": 1}, task=True)
+        assert now.done and now.task_id == ""
+        assert (await now)["content"][0]["text"] == '{"x":1}'
+
+
+async def test_a_capability_the_host_did_not_declare_is_named() -> None:
+    # -32021: the server needs an elicitation the host cannot give (no on_elicitation): the
+    # caller is told which capability, and which handler declares it.
+    ask = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    spec = {"tools": [{"name": "ask", "inputSchema": {"type": "object"},
+                       "behavior": {"inputRounds": [{"who": ask}]}}]}
+    entry = {"command": sys.executable, "args": ["-m", "mcphost.testing", "--era", "modern", "--spec", json.dumps(spec)],
+             "cwd": str(ROOT), "protocol": "modern"}
+    async with MCPHost({"mcpServers": {"f": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict") as host:
+        with pytest.raises(UsageError, match=r"tools/call needs the client capabilities 'elicitation', which this "
+                                             r"host did not declare \(register on_elicitation\(\)\)"):
+            await host.call_tool("f.ask", {})

@@ -129,7 +129,7 @@ def recorded(record: Path) -> tuple[list[dict[str, Any]], dict[Any, tuple[str, b
     return messages, asked
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", [v for v in VERSIONS if v in versions.SUPPORTED_VERSIONS])
 async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_path: Path) -> None:
     record = tmp_path / "received.jsonl"
     host = MCPHost(fake_config(a=fake(spec_for(version, record))), roots=[tmp_path], unavailable_after_timeouts=0,
@@ -182,3 +182,60 @@ async def test_everything_the_host_sends_matches_the_schema(version: str, tmp_pa
     refused = [asked[m["id"]] for m in messages if "error" in m]
     expected_refused = [("tasks/result", False)] if version_at_least(version, "2025-11-25") else []
     assert refused == expected_refused, refused
+
+
+async def test_everything_the_host_sends_in_the_modern_era_matches_the_schema(tmp_path: Path) -> None:
+    # 2026-07-28 against the fake server's modern era: every request with its _meta, the
+    # rounds of a multi-round call (input responses, request state), the listen stream, a
+    # caller's cancellation, and the tasks extension (tasks/get, tasks/update, tasks/cancel).
+    version = versions.LATEST_MODERN_VERSION
+    record = tmp_path / "received.jsonl"
+    rounds = [{"who": ELICITATION, "llm": SAMPLING, "where": {"method": "roots/list"}}]
+    spec = spec_for("2025-11-25", record)
+    spec.pop("onInitialized")
+    spec["tools"] = [
+        ECHO_TOOL,
+        {"name": "work", "inputSchema": OBJ, "behavior": {"progress": 2, "echo": True}},
+        {"name": "slow", "inputSchema": OBJ, "behavior": {"delay": 30}},
+        {"name": "ask", "inputSchema": OBJ, "behavior": {"inputRounds": rounds}},
+        {"name": "job", "inputSchema": OBJ, "execution": {"taskSupport": "required"},
+         "behavior": {"inputRounds": [{"who": ELICITATION}], "delay": 0.05}},
+        {"name": "forever", "inputSchema": OBJ, "execution": {"taskSupport": "optional"}, "behavior": {"delay": 60}},
+    ]
+    entry = fake(spec)
+    entry.update(args=[*entry["args"], "--era", "modern"], protocol="modern")
+    host = MCPHost(fake_config(a=entry), roots=[tmp_path], unavailable_after_timeouts=0, validate_messages="strict")
+    host.on_sampling(lambda server, params: {
+        "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"})
+    host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
+    async with host:
+        assert host.get_tools()["a"]["protocolVersion"] == version
+        await host.call_tool("a.echo", {"text": "x"}, meta={"trace": "t-1"})
+        await host.call_tool("a.work", {}, progress=lambda params: None)
+        cancelled = asyncio.ensure_future(host.call_tool("a.slow", {}))
+        assert await wait_for(lambda: any(m.get("method") == "tools/call" and m["params"]["name"] == "slow"
+                                          for m in recorded(record)[0]))
+        cancelled.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+        await host.call_tool("a.ask", {})
+        await host.get_prompt("a.greet", {"who": "you"})
+        await host.get_resource("file:///a.txt")
+        await host.subscribe_resource("file:///a.txt")
+        await host.set_log_level("a", "warning")
+        await host.complete({"type": "ref/prompt", "name": "a.greet"}, {"name": "who", "value": "w"})
+        await (await host.call_tool("a.job", {}, task=True))
+        forever = await host.call_tool("a.forever", {}, task=True)
+        await forever.cancel()
+        assert await wait_for(lambda: any(m.get("method") == "subscriptions/listen" for m in recorded(record)[0]))
+
+    messages, _ = recorded(record)
+    problems = [f"{problem}\n    in {json.dumps(message)[:300]}"
+                for message in messages for problem in outgoing_errors(version, message)]
+    assert not problems, "\n".join(problems)
+    sent = {m["method"] for m in messages if "method" in m}
+    expected = {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                "tools/call", "prompts/get", "resources/read", "completion/complete", "subscriptions/listen",
+                "notifications/cancelled", "tasks/get", "tasks/update", "tasks/cancel"}
+    assert expected <= sent, expected - sent
+    assert not sent & {"initialize", "notifications/initialized", "logging/setLevel", "resources/subscribe"}

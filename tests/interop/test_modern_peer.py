@@ -63,7 +63,8 @@ def stdio_entry() -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def host_for(entry: dict[str, Any]) -> AsyncIterator[MCPHost]:
-    host = MCPHost({"mcpServers": {"m": entry}}, retry=NO_RETRY, handle_signals=False)
+    # strict: every message of the SDK's server is checked against the 2026-07-28 schemas.
+    host = MCPHost({"mcpServers": {"m": entry}}, retry=NO_RETRY, handle_signals=False, validate_messages="strict")
     host.on_elicitation(lambda server, params: {"action": "accept", "content": {"name": "Ada"}})
     host.on_sampling(lambda server, params: {"role": "assistant", "model": "m",
                                              "content": {"type": "text", "text": "hello"}})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcphost.errors import ProtocolError, ValidationError
-from mcphost.protocol import messages
+from mcphost.protocol import messages, modern
 from mcphost.protocol.legacy import Session, client_capabilities
 from mcphost.protocol.messages import (
     KINDS,
@@ -23,7 +23,7 @@ from mcphost.protocol.messages import (
 )
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "mcp"
-V1, V2, V3, V4 = VERSIONS  # 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25
+V1, V2, V3, V4, V5 = VERSIONS  # 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28
 SERVER_KINDS = ("server_result", "server_task_result", "server_request", "server_notification")
 
 
@@ -137,8 +137,59 @@ def requested_schema(version: str) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": ["name"]}
 
 
+def modern_server_samples() -> dict[tuple[str, str], Any]:
+    """2026-07-28: a valid payload for every (kind, method) a server sends (no requests: its
+    questions come as the ``inputRequests`` of an ``input_required`` result)."""
+    legacy = server_samples(V4)
+    hints = {"ttlMs": 60000, "cacheScope": "private"}
+    asks = {
+        "who": {"method": "elicitation/create", "params": legacy[("server_request", "elicitation/create")]},
+        "llm": {"method": "sampling/createMessage", "params": legacy[("server_request", "sampling/createMessage")]},
+        "roots": {"method": "roots/list"},
+    }
+    required = {"resultType": "input_required", "inputRequests": asks, "requestState": "opaque"}
+    detailed = {"taskId": "t-1", "status": "input_required", "pollIntervalMs": 500, "ttlMs": None,
+                "inputRequests": {"who": asks["who"]}}
+    complete = {"resultType": "complete"}
+    caps = {**legacy[("server_result", "initialize")]["capabilities"], "extensions": {"io.modelcontextprotocol/tasks": {}}}
+    return {
+        ("server_result", "server/discover"): {**complete, **hints, "supportedVersions": [V5], "capabilities": caps,
+                                               "instructions": "Use me",
+                                               "_meta": {"io.modelcontextprotocol/serverInfo": implementation(V4)}},
+        ("server_result", "tools/list"): {**legacy[("server_result", "tools/list")], **complete, **hints},
+        ("server_result", "tools/call"): {**legacy[("server_result", "tools/call")], **complete,
+                                          "structuredContent": [1, "any JSON value"]},
+        ("server_result", "prompts/list"): {**legacy[("server_result", "prompts/list")], **hints},
+        ("server_result", "prompts/get"): required,
+        ("server_result", "resources/list"): {**legacy[("server_result", "resources/list")], **complete, **hints},
+        ("server_result", "resources/templates/list"): {**legacy[("server_result", "resources/templates/list")],
+                                                        **hints},
+        ("server_result", "resources/read"): {**legacy[("server_result", "resources/read")], **complete, **hints},
+        ("server_result", "completion/complete"): {**legacy[("server_result", "completion/complete")], **complete},
+        ("server_result", "subscriptions/listen"): {**complete, "_meta": {}},
+        ("server_result", "tasks/get"): {**detailed, "status": "completed", "result": {"content": []}},
+        ("server_result", "tasks/update"): {},
+        ("server_result", "tasks/cancel"): complete,
+        ("server_task_result", "tools/call"): {"resultType": "task", "taskId": "t-1", "status": "working",
+                                               "pollIntervalMs": 500, "ttlMs": 60000},
+        ("server_notification", "notifications/cancelled"): {"requestId": 4},
+        ("server_notification", "notifications/progress"): {"progressToken": 7, "progress": 0.5, "message": "half"},
+        ("server_notification", "notifications/message"): legacy[("server_notification", "notifications/message")],
+        ("server_notification", "notifications/resources/updated"): {
+            "uri": "file:///a.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": 3}},
+        ("server_notification", "notifications/resources/list_changed"): {},
+        ("server_notification", "notifications/tools/list_changed"): {"_meta": {}},
+        ("server_notification", "notifications/prompts/list_changed"): {},
+        ("server_notification", "notifications/subscriptions/acknowledged"): {
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///a.txt"]}},
+        ("server_notification", "notifications/tasks/status"): detailed,
+    }
+
+
 def server_samples(version: str) -> dict[tuple[str, str], Any]:
     """A valid payload for every (kind, method) a server sends in ``version``."""
+    if version == V5:
+        return modern_server_samples()
     caps: dict[str, Any] = {"logging": {}, "prompts": {"listChanged": True},
                             "resources": {"subscribe": True, "listChanged": True},
                             "tools": {"listChanged": True}, "experimental": {"x": {}}}
@@ -281,8 +332,11 @@ def test_method_inventory_per_version() -> None:
     assert "notifications/elicitation/complete" in known_methods(V4, "server_notification")
     for version in VERSIONS:
         assert "completion/complete" in known_methods(version, "server_result")
+    assert "initialize" not in known_methods(V5, "server_result")
+    assert known_methods(V5, "server_request") == ()
+    assert "subscriptions/listen" in known_methods(V5, "client_request")
     with pytest.raises(ValueError, match="unsupported MCP version"):
-        known_methods("2026-07-28", "server_result")
+        known_methods("2099-01-01", "server_result")
     with pytest.raises(ValueError, match="unknown message kind"):
         known_methods(V1, "results")
 
@@ -301,7 +355,12 @@ def test_valid_samples_pass_strict(version: str) -> None:
 def test_unknown_members_are_accepted_everywhere(version: str) -> None:
     def sprinkle(x: Any) -> Any:
         if isinstance(x, dict):
-            return {**{k: sprinkle(v) for k, v in x.items()}, "x-vendor": {"anything": [1, None]}}
+            # (An elicitation's requestedSchema, also inside a 2026-07-28 input request: see
+            # below; inputRequests maps keys to requests: an extra member is an extra request.)
+            return {**{k: v if k == "requestedSchema" else
+                       {n: sprinkle(r) for n, r in v.items()} if k == "inputRequests" else sprinkle(v)
+                       for k, v in x.items()},
+                    "x-vendor": {"anything": [1, None]}}
         if isinstance(x, list):
             return [sprinkle(v) for v in x]
         return x
@@ -613,8 +672,35 @@ def test_bad_mode_or_version() -> None:
 # -- what the host sends ---------------------------------------------------------------------
 
 
+def modern_client_messages() -> list[tuple[dict[str, Any], str | None]]:
+    """2026-07-28: well-formed messages of the client, each request with the era's ``_meta``."""
+    caps = client_capabilities(V5, sampling=True, sampling_tools=True, elicitation_form=True, elicitation_url=True)
+    meta = modern.request_meta(V5, {**caps, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+                               {"name": "mcphost", "version": "0.1.0"}, "warning")
+    answers = {"who": {"action": "accept", "content": {"name": "Ada"}}, "roots": {"roots": []}}
+    requests: list[tuple[str, dict[str, Any] | None]] = [
+        ("server/discover", None), ("tools/list", {"cursor": "abc"}),
+        ("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": 3}}),
+        ("tools/call", {"name": "echo", "arguments": {}, "inputResponses": answers, "requestState": "opaque"}),
+        ("prompts/list", None), ("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}}),
+        ("resources/list", {}), ("resources/templates/list", None), ("resources/read", {"uri": "file:///a.txt"}),
+        ("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"},
+                                 "argument": {"name": "who", "value": "A"}}),
+        ("subscriptions/listen", {"notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}}),
+        ("tasks/get", {"taskId": "t-1"}), ("tasks/update", {"taskId": "t-1", "inputResponses": answers}),
+        ("tasks/cancel", {"taskId": "t-1"}),
+    ]
+    out: list[tuple[dict[str, Any], str | None]] = [
+        ({"jsonrpc": "2.0", "id": i, "method": method, "params": modern.with_meta(params, meta, False)}, None)
+        for i, (method, params) in enumerate(requests)]
+    out.append(({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}, None))
+    return out
+
+
 def client_messages(version: str) -> list[tuple[dict[str, Any], str | None]]:
     """Well-formed messages a client sends in ``version`` (with the method a response answers)."""
+    if version == V5:
+        return modern_client_messages()
     session = Session(
         client_info={"name": "mcphost", "version": "0.1.0", "title": "mcphost",
                      "description": "host", "websiteUrl": "https://example.com"},
@@ -689,7 +775,7 @@ def test_outgoing_well_formed_messages(version: str) -> None:
 
 
 def test_outgoing_initialize_matches_the_offered_version() -> None:
-    for version in VERSIONS:
+    for version in VERSIONS[:-1]:
         params = Session(client_info={"name": "h", "version": "1"}, versions=(version,)).initialize_params()
         assert params["protocolVersion"] == version
         assert outgoing_errors(version, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -712,7 +798,7 @@ OUTGOING_MALFORMED: list[tuple[str, Any, str | None, list[str]]] = [
           "params": {"name": "t", "_meta": {"progressToken": 1.5}}}, None,
      ["tools/call params: $._meta.progressToken: expected integer or string, got number 1.5"]),
     (V3, {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "t"}}, None,
-     ["tasks/get is not a client request of MCP 2025-06-18 (only of 2025-11-25)"]),
+     ["tasks/get is not a client request of MCP 2025-06-18 (only of 2025-11-25, 2026-07-28)"]),
     (V1, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": V1, "capabilities": {"roots": {"listChanged": "yes"}},
         "clientInfo": {"name": "h"}}},
@@ -928,3 +1014,20 @@ def test_fast_paths_agree_with_the_schemas(version: str) -> None:
                 version, "server_notification", "notifications/progress", params
             )
     assert fast_accepted == 7
+
+
+@pytest.mark.parametrize(("method", "payload", "expected"), [
+    ("tools/call", {"resultType": "partial", "content": []}, '$.resultType: "partial" is not the constant "complete"'),
+    ("tools/call", {"resultType": "input_required", "inputRequests": {"a": {"method": "tools/call"}}},
+     '$.inputRequests.a.method: "tools/call" is not one of ["sampling/createMessage", "elicitation/create", '
+     '"roots/list"]'),
+    ("tools/call", {"resultType": "input_required", "inputRequests": {"a": {"method": "elicitation/create"}}},
+     "$.inputRequests.a: missing required property 'params'"),
+    ("tools/call", {"resultType": "task", "taskId": 5, "status": "working"}, "$.taskId: expected string"),
+    ("tools/list", {"tools": [], "ttlMs": -1}, "$.ttlMs: -1 is less than the minimum 0"),
+    ("resources/read", {"contents": [], "cacheScope": "shared"}, '$.cacheScope: "shared" is not one of'),
+    ("server/discover", {"capabilities": {}}, "missing required property 'supportedVersions'"),
+    ("tasks/get", {"taskId": "t", "status": "paused"}, '$.status: "paused" is not one of'),
+])
+def test_modern_results_are_checked(method: str, payload: Any, expected: str) -> None:
+    assert expected in str(strict_error(V5, "server_result", method, payload))

@@ -207,3 +207,15 @@ def test_request_headers() -> None:
         ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "resources/read"), ("Mcp-Name", "file:///a%20b")]
     assert modern.request_headers("2026-07-28", "tools/list", {}) == [
         ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")]
+
+
+@pytest.mark.parametrize(("data", "names"), [
+    ({"requiredCapabilities": {"elicitation": {"form": {}}, "sampling": {}}}, ("elicitation", "sampling")),
+    ({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}},
+     ("extensions/io.modelcontextprotocol/tasks",)),
+    ({"requiredCapabilities": {f"c{i}": {} for i in range(40)}}, tuple(f"c{i}" for i in range(16))),
+    ({"requiredCapabilities": ["sampling"]}, ()),
+    (None, ()),
+])
+def test_required_capabilities_are_named_within_bounds(data: Any, names: tuple[str, ...]) -> None:
+    assert modern.required_capabilities(data) == names
