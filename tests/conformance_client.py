@@ -9,7 +9,8 @@ public API only: one server ``{"type": "http", "url": <url>}``, the application'
 asks. Exits 0 on success; otherwise 1 with a one-line error on stderr. mcphost's own log
 goes to stderr only when ``MCPHOST_CONFORMANCE_LOG`` names a level (``DEBUG``: with the wire).
 
-Used by tests/test_conformance.py; runnable by hand against ``npx conformance client``.
+The ``auth/*`` scenarios are handed to ``conformance_auth.py`` (its OAuth client). Used by
+tests/test_conformance.py; runnable by hand against ``npx conformance client``.
 """
 
 from __future__ import annotations
@@ -193,9 +194,16 @@ SCENARIOS: dict[str, Callable[[MCPHost], Awaitable[None]]] = {
 
 
 async def run(url: str, scenario: str) -> None:
+    if scenario.startswith("auth/"):
+        # The OAuth scenarios have a client of their own (one command serves a whole
+        # ``--requirements`` run, which mixes both kinds).
+        import conformance_auth
+
+        await conformance_auth.run(url, scenario)
+        return
     action = SCENARIOS.get(scenario)
     if action is None:
-        raise ScenarioFailed(f"scenario {scenario!r} is not handled by this client (OAuth and the rest)")
+        raise ScenarioFailed(f"scenario {scenario!r} is not handled by this client")
     wire = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or DEFAULT_WIRE
     # The era through the configuration, as an application would choose it.
     protocol = "modern" if wire in MODERN_WIRES else "legacy"

@@ -13,8 +13,11 @@ then configures ``protocol: "modern"``). The skills extension's scenarios (``sep
 tagged ``extension``, which is no wire: they run without ``--spec-version`` (the runner's
 default wire). ``test_scenario_lists_are_current`` checks the runs
 against what each version's ``list --client`` prints. The runs go at once in a bounded pool
-(a session fixture); one test per run asserts its outcome. Not run: the ``auth/*`` scenarios
-(tests/test_conformance_auth.py runs them).
+(a session fixture); one test per run asserts its outcome. The ``auth/*`` scenarios are run
+one by one in tests/test_conformance_auth.py. ``test_requirement_set_passes`` runs each of
+0.2.0's frozen requirement sets whole (``--requirements V``: the OAuth and the other scenarios
+together, at that revision's wire, with one client command: conformance_client.py hands the
+``auth/*`` ones to its OAuth client) and asserts the runner's verdict and its totals.
 
 The suite needs Node >= 22 (the machine's Node 20 cannot run it): ``.ci/conformance-setup``
 installs the npm package ``node@22`` and both suite versions into a cache folder,
@@ -241,3 +244,21 @@ def test_scenario_lists_are_current(suite: Suite) -> None:
         expected = [(name, spec) for name, tags in tagged for spec in tags.split(",")
                     if not name.startswith("auth/")]
         assert sorted(expected) == sorted(runs), listed.stdout
+
+
+#: The runner's summary of a requirement run ("Total: 487 passed, 0 failed, 0 warnings").
+TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed, (\d+) warnings", re.MULTILINE)
+
+
+@pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])
+def test_requirement_set_passes(suite: Suite, requirements: str, tmp_path: Path) -> None:
+    """A frozen requirement set of 0.2.0, run whole as an SDK's CI would run it: every scored
+    scenario passes and so does every one run but not scored (extensions and later additions)."""
+    proc = suite.run(V020, "client", "--command", client_command(), "--requirements", requirements,
+                     "-o", str(tmp_path))
+    output = ANSI.sub("", proc.stdout + proc.stderr)
+    total = TOTAL.search(output)
+    assert proc.returncode == 0 and total is not None, tail(output, 60)
+    passed, failed, warnings = map(int, total.groups())
+    assert (failed, warnings) == (0, 0) and passed > 0, tail(output, 60)
+    assert not re.search(r"^\s*✗", output, re.MULTILINE), tail(output, 60)
