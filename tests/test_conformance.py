@@ -14,8 +14,8 @@ tagged ``extension``, which is no wire: they run without ``--spec-version`` (the
 default wire). ``test_scenario_lists_are_current`` checks the runs
 against what each version's ``list --client`` prints. The runs go at once in a bounded pool
 (a session fixture); one test per run asserts its outcome. The ``auth/*`` scenarios are run
-one by one in tests/test_conformance_auth.py. ``test_requirement_set_passes`` runs each of
-0.2.0's frozen requirement sets whole (``--requirements V``: the OAuth and the other scenarios
+one by one in tests/test_conformance_auth.py. ``test_requirement_set_passes`` runs 0.1.16's
+``--suite all`` and each of 0.2.0's frozen requirement sets whole (``--requirements V``: the OAuth and the other scenarios
 together, at that revision's wire, with one client command: conformance_client.py hands the
 ``auth/*`` ones to its OAuth client) and asserts the runner's verdict and its totals.
 
@@ -250,12 +250,13 @@ def test_scenario_lists_are_current(suite: Suite) -> None:
 TOTAL = re.compile(r"^Total: (\d+) passed, (\d+) failed, (\d+) warnings", re.MULTILINE)
 
 
-@pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])
-def test_requirement_set_passes(suite: Suite, requirements: str, tmp_path: Path) -> None:
-    """A frozen requirement set of 0.2.0, run whole as an SDK's CI would run it: every scored
-    scenario passes and so does every one run but not scored (extensions and later additions)."""
-    proc = suite.run(V020, "client", "--command", client_command(), "--requirements", requirements,
-                     "-o", str(tmp_path))
+@pytest.mark.parametrize(("version", "selection"), [(V016, ("--suite", "all")),
+                                                    (V020, ("--requirements", "2025-11-25")),
+                                                    (V020, ("--requirements", "2026-07-28"))])
+def test_requirement_set_passes(suite: Suite, version: str, selection: tuple[str, str], tmp_path: Path) -> None:
+    """0.1.16's whole suite and each of 0.2.0's frozen requirement sets, run whole as an SDK's CI
+    would run them: every scenario passes, scored or not (extensions and later additions)."""
+    proc = suite.run(version, "client", "--command", client_command(), *selection, "-o", str(tmp_path))
     output = ANSI.sub("", proc.stdout + proc.stderr)
     total = TOTAL.search(output)
     assert proc.returncode == 0 and total is not None, tail(output, 60)
