@@ -211,12 +211,7 @@ class Session:
 
     def has_capability(self, name: str, sub: str | None = None) -> bool:
         """Did the server declare capability ``name`` (and ``sub`` flag inside it)?"""
-        cap = self.server_capabilities.get(name)
-        if cap is None or cap is False:
-            return False
-        if sub is None:
-            return True
-        return isinstance(cap, dict) and bool(cap.get(sub))
+        return _versions.declares(self.server_capabilities, name, sub)
 
     def supports_completions(self) -> bool:
         # 2024-11-05 had no capability flag for completion; later versions declare it.

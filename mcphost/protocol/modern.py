@@ -358,12 +358,7 @@ class ModernSession:
         self.state = State.CLOSED
 
     def has_capability(self, name: str, sub: str | None = None) -> bool:
-        cap = self.server_capabilities.get(name)
-        if cap is None or cap is False:
-            return False
-        if sub is None:
-            return True
-        return isinstance(cap, dict) and bool(cap.get(sub))
+        return _versions.declares(self.server_capabilities, name, sub)
 
     def supports_completions(self) -> bool:
         return self.has_capability("completions")

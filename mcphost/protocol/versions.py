@@ -15,8 +15,9 @@ offers, newest first); ``ALL_VERSIONS`` both.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "Version",
@@ -31,6 +32,7 @@ __all__ = [
     "protocol_choice",
     "get",
     "is_supported",
+    "declares",
 ]
 
 
@@ -154,3 +156,15 @@ def protocol_choice(setting: str) -> tuple[str, tuple[str, ...], tuple[str, ...]
     if row.era == "modern":
         return "modern", (), (setting,)
     return "legacy", (setting,), ()
+
+
+def declares(capabilities: Mapping[str, Any], name: str, sub: str | None = None) -> bool:
+    """Did a peer declare capability ``name`` (and the ``sub`` flag inside it) in ``capabilities``?
+    (The same question in both eras: ``initialize``'s and ``server/discover``'s capabilities.)"""
+    cap = capabilities.get(name)
+    if cap is None or cap is False:
+        return False
+    if sub is None:
+        return True
+    return isinstance(cap, dict) and bool(cap.get(sub))
+
