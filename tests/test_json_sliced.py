@@ -101,23 +101,28 @@ def test_particular_texts_decode_as_in_one_call(text: bytes, loads: Any, tiny: N
     assert_same(text.decode("utf-8", "replace"), loads)
 
 
+def refused(decode: Any, text: bytes, depth: int) -> bool:
+    """Is ``[1,[1,...[1,2]]]`` (``depth`` deep) refused? If not, is the value right?"""
+    try:
+        value = decode(text)
+    except ValueError:
+        return True
+    for level in range(depth - 1):  # walked without recursion
+        assert value[0] == 1 and len(value) == 2, level
+        value = value[1]
+    assert value == [1, 2]
+    return False
+
+
 def test_nesting_is_bounded_as_in_one_call(loads: Any, tiny: None) -> None:
-    def refused(call: Any) -> bool:
-        try:
-            value = call()
-        except ValueError:
-            return True
-        for level in range(depth - 1):  # [1, [1, ... [1, 2]]], walked without recursion
-            assert value[0] == 1 and len(value) == 2, level
-            value = value[1]
-        assert value == [1, 2]
-        return False
+    def in_slices(text: bytes) -> Any:
+        return sliced(text, loads)[0]
 
     for depth in (1000, 1024, 1025):
         text = b"[1," * depth + b"2" + b"]" * depth
-        assert refused(lambda: sliced(text, loads)[0]) is refused(lambda: loads(text))
+        assert refused(in_slices, text, depth) is refused(loads, text, depth)
         if depth > _json.MAX_DEPTH:
-            assert refused(lambda: loads(text))
+            assert refused(loads, text, depth)
     with pytest.raises(ValueError):
         sliced(b"[" * 1025 + b"]" * 1025, loads)
 

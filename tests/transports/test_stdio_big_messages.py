@@ -148,7 +148,7 @@ sys.stdin.read()
 async def test_a_message_just_under_the_token_bound_is_decoded_in_slices_with_either_codec(json_codec: str) -> None:
     # Decoded in one call, 1,000,000 tokens stalled the loop about 0.2 s (orjson) / 0.7 s
     # (the standard library); now a few thousand members per loop turn (_json.SlicedLoads).
-    # Measured: a worst gap of XX ms of the loop's CPU time.
+    # Measured on a loaded 2-core machine: a worst gap of 20-25 ms of the loop's CPU time.
     number = 66_600
     writer = _JUST_UNDER.replace("NUMBER", str(number))
     t = StdioTransport("t", sys.executable, ["-c", writer], env=dict(os.environ))
