@@ -37,7 +37,7 @@ from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
 from .base import REQUEST, Gone, GoneOnce, Receiver, StreamListener, oversized_target
-from .counted import InOrder, Raw, head_of
+from .counted import Decode, InOrder, Raw, head_of
 from .httpconn import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
@@ -156,7 +156,7 @@ class RemoteTransport(GoneOnce):
         self.oversized_messages = 0
         #: What is received, in order: a message over 1 MiB has its JSON tokens counted
         #: first (a slice per loop turn), and is refused past ``max_message_tokens``.
-        self.in_order = InOrder[Raw](name, self._deliver_raw, self._too_many_tokens, max_message_tokens)
+        self.in_order = InOrder[Raw](name, self._deliver_raw, self._too_many_tokens, max_message_tokens, loads)
 
     # -- the contract -----------------------------------------------------------------------
 
@@ -261,13 +261,13 @@ class RemoteTransport(GoneOnce):
             cached = self._post_head = (key, head[:-2])
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (cached[1], self._proof_line(target), len(data), data)
 
-    def decode(self, raw: bytes | str) -> Any:
+    def decode(self, raw: bytes | str, decode: Decode = loads) -> Any:
         """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
         trace = self.trace
         if trace.maybe(10, True) and trace.enabled():
             trace.messages(False, [raw.encode("utf-8") if isinstance(raw, str) else raw])
         try:
-            return loads(raw)  # text (an SSE event's data) is decoded as it is, not encoded first
+            return decode(raw)  # text (an SSE event's data) is decoded as it is, not encoded first
         except ValueError:
             # The server controls how many: the first few are logged, then one in 1000.
             if self._not_json.tick():
@@ -289,8 +289,8 @@ class RemoteTransport(GoneOnce):
         """Decode and deliver one message, in its turn (:attr:`in_order`)."""
         self.in_order.push([raw])
 
-    def _deliver_raw(self, raws: list[Raw]) -> None:
-        messages = [msg for msg in map(self.decode, raws) if msg is not _NOTHING]
+    def _deliver_raw(self, raws: list[Raw], decode: Decode) -> None:
+        messages = [msg for msg in map(self.decode, raws, [decode] * len(raws)) if msg is not _NOTHING]
         if messages:
             self.deliver(messages)
 

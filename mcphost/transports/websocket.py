@@ -35,7 +35,7 @@ from ..errors import ConfigurationError, TransportError
 from ..wire import websocket as ws
 from ..wire.http11 import EndOfMessage, HttpProtocolError, Response, ResponseParser
 from .base import REQUEST, Gone, GoneOnce, Receiver, oversized_target
-from .counted import InOrder, Raw, head_of
+from .counted import Decode, InOrder, Raw, head_of
 from .throttle import Throttle
 from .trace import WireTrace
 
@@ -99,7 +99,7 @@ class WebSocketTransport(GoneOnce):
         self.trace: WireTrace = WireTrace(name)
         self._decoder = ws.FrameDecoder(max_message_size=max_message_size)
         #: Messages in order; one over 1 MiB has its JSON tokens counted first.
-        self._in_order = InOrder[Raw](name, self._deliver, self._too_many_tokens, max_message_tokens)
+        self._in_order = InOrder[Raw](name, self._deliver, self._too_many_tokens, max_message_tokens, loads)
         self._transport: asyncio.Transport | None = None
         self._receiver: Receiver | None = None
         self._early: list[Any] = []
@@ -201,13 +201,13 @@ class WebSocketTransport(GoneOnce):
                     reason = f" ({event.code} {event.reason})".rstrip() if event.code else ""
                     self._in_order.then(functools.partial(self._tell_gone, Gone(f"server closed the WebSocket{reason}")))
 
-    def _deliver(self, payloads: list[Raw]) -> None:
+    def _deliver(self, payloads: list[Raw], decode: Decode) -> None:
         if self.trace.enabled():
             self.trace.messages(False, [p.encode("utf-8") if isinstance(p, str) else p for p in payloads])
         messages: list[Any] = []
         for payload in payloads:
             try:
-                messages.append(loads(payload))  # text is decoded as it is, not encoded first
+                messages.append(decode(payload))  # text is decoded as it is, not encoded first
             except ValueError:
                 # The server controls how many: the first few are logged, then one in 1000.
                 if self._not_json.tick():

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from helpers import wait_for
 
 from mcphost.transports.counted import COUNTED, InOrder, head_of
@@ -19,9 +23,11 @@ def big(rid: int, items: int) -> bytes:
 class Log:
     def __init__(self) -> None:
         self.seen: list[Any] = []
+        self.decoded: list[Any] = []
 
-    def deliver(self, messages: list[bytes | str]) -> None:
+    def deliver(self, messages: list[bytes | str], decode: Callable[[Any], Any]) -> None:
         self.seen.extend(("message", m[:12]) for m in messages)
+        self.decoded.extend(map(decode, messages))
 
     def refuse(self, message: bytes | str, reason: str) -> None:
         self.seen.append(("refused", head_of(message, 12), reason))
@@ -60,3 +66,46 @@ async def test_closing_drops_what_waits_and_a_failing_callback_drops_nothing() -
     order.close()
     await asyncio.sleep(0)
     assert len(log.seen) == 2 and not order.busy
+
+
+async def test_a_big_message_is_decoded_in_slices_and_one_that_is_not_json_raises_when_decoded() -> None:
+    log = Log()
+    order = InOrder("s", log.deliver, log.refuse)
+    good = big(1, 300_000)
+    order.push([good, b'{"id":2}'])
+    await order.settle(30)
+    assert log.decoded == [json.loads(good), {"id": 2}]
+    bad = big(3, 300_000).replace(b"1,1,1]", b"1,1,,1]")
+    seen: list[Any] = []
+
+    def deliver(messages: list[bytes | str], decode: Callable[[Any], Any]) -> None:
+        for message in messages:
+            with pytest.raises(ValueError):
+                decode(message)
+            seen.append(message)
+
+    order = InOrder("s", deliver, log.refuse)
+    order.push([bad])
+    await order.settle(30)
+    assert seen == [bad]
+
+
+async def test_the_collector_is_held_off_while_big_messages_are_decoded_and_left_as_it_was() -> None:
+    log = Log()
+    order = InOrder("s", log.deliver, log.refuse)
+    seen: list[bool] = []
+    order.push([big(1, 200_000)])
+    other = InOrder("t", log.deliver, log.refuse)
+    other.push([big(2, 300_000)])  # two at once: the collector comes back after the last
+    order.then(lambda: seen.append(gc.isenabled()))
+    await order.settle(30)
+    await other.settle(30)
+    assert seen == [False] and gc.isenabled() and gc.get_freeze_count() == 0
+    assert [m["id"] for m in log.decoded] == [1, 2]
+    gc.disable()  # the application's own choice is kept
+    try:
+        order.push([big(3, 10)])
+        await order.settle(30)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

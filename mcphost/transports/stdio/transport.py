@@ -34,7 +34,7 @@ from typing import Any, Final
 from ..._json import MAX_TOKENS, loads
 from ...wire.framing import DEFAULT_MAX_SIZE, LineFramer, Oversized
 from ..base import Gone, GoneOnce, ProcessEnd, Receiver, Vitals, oversized_target
-from ..counted import COUNTED, InOrder, head_of
+from ..counted import COUNTED, Decode, InOrder, head_of
 from ..trace import WireTrace
 from .platform import Limits
 from .process import ServerProcess
@@ -87,7 +87,8 @@ class StdioTransport(GoneOnce):
         self.needs_drain = False
         self._framer = LineFramer(max_message_size)
         # Lines over 1 MiB counted before they are decoded, and the lines behind them.
-        self._in_order: InOrder[bytes] = InOrder(name, self._deliver, self._too_many_tokens, max_message_tokens)
+        self._in_order: InOrder[bytes] = InOrder(name, self._deliver, self._too_many_tokens, max_message_tokens,
+                                                 loads)
         self._receiver: Receiver | None = None
         self._early: list[Any] = []  # messages read before there was a receiver
         self._early_lost: list[tuple[int | str | None, str]] = []
@@ -156,16 +157,18 @@ class StdioTransport(GoneOnce):
         if framer.oversized:
             self._on_oversized(framer.oversized)
 
-    def _deliver(self, lines: list[bytes]) -> None:
+    def _deliver(self, lines: list[bytes], decode: Decode | None = None) -> None:
         if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(False, lines)
+        if decode is None:
+            decode = loads
         try:
-            messages = [loads(line) for line in lines]  # the common case: every line is JSON
+            messages = [decode(line) for line in lines]  # the common case: every line is JSON
         except ValueError:
             messages = []
             for line in lines:
                 try:
-                    messages.append(loads(line))
+                    messages.append(decode(line))
                 except ValueError:
                     if not line.isspace():  # a line of blanks is no message, and no noise either
                         self._on_noise(line)
