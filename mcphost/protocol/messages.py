@@ -77,7 +77,9 @@ _LABEL: Final = {
 _BASE_URI: Final = "https://mcphost.dev/schemas/mcp/"
 
 _lock = threading.Lock()
-_documents: dict[str, Any] | None = None
+#: Each schema document's text by its ``$id``, and each version's method tables, read once.
+_texts: dict[str, str] | None = None
+_methods: dict[str, Any] = {}
 _validators: dict[tuple[str, str, str], schema.Validator] = {}
 
 
@@ -90,21 +92,29 @@ def _schema_dir() -> Path:
     raise FileNotFoundError("the MCP message schemas (schemas/mcp) are not installed")
 
 
-def _docs() -> dict[str, Any]:
-    """Every schema document by its ``$id``, read once."""
-    global _documents
-    docs = _documents
-    if docs is None:
+def _read() -> dict[str, str]:
+    """Every schema document's text by its ``$id``, read once; the method tables parsed."""
+    global _texts
+    texts = _texts
+    if texts is None:
         with _lock:
-            if _documents is None:
+            if _texts is None:
                 folder = _schema_dir()
                 loaded = {}
                 for name in ("common", *VERSIONS):
                     text = (folder / f"{name}.json").read_text(encoding="utf-8")
-                    loaded[_BASE_URI + name + ".json"] = json.loads(text)
-                _documents = loaded
-            docs = _documents
-    return docs
+                    uri = _BASE_URI + name + ".json"
+                    _methods[uri] = json.loads(text).get("methods", {})
+                    loaded[uri] = text
+                _texts = loaded
+            texts = _texts
+    return texts
+
+
+def _docs() -> dict[str, Any]:
+    """Every schema document by its ``$id``, parsed afresh: kept only while a method's schema
+    is compiled (the texts are a fifth of the parsed documents' size)."""
+    return {uri: json.loads(text) for uri, text in _read().items()}
 
 
 def _table(version: str, kind: str) -> Mapping[str, str]:
@@ -113,7 +123,8 @@ def _table(version: str, kind: str) -> Mapping[str, str]:
         raise ValueError(f"unsupported MCP version {version!r}; expected one of {', '.join(VERSIONS)}")
     if kind not in _LABEL:
         raise ValueError(f"unknown message kind {kind!r}; expected one of {', '.join(KINDS)}")
-    table: Mapping[str, str] = _docs()[_BASE_URI + version + ".json"]["methods"][kind]
+    _read()
+    table: Mapping[str, str] = _methods[_BASE_URI + version + ".json"][kind]
     return table
 
 
