@@ -15,8 +15,22 @@ atomically, shared by hosts; the one module here that touches files, in a direct
 given).
 """
 
-from .filestore import FileTokenStore, default_directory
+from typing import TYPE_CHECKING, Any
+
 from .store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
+
+if TYPE_CHECKING:
+    from .filestore import FileTokenStore, default_directory
 
 __all__ = ["ClientInfo", "Credentials", "FileTokenStore", "MemoryTokenStore", "TokenStore", "Tokens",
            "default_directory"]
+
+
+def __getattr__(name: str) -> Any:
+    # The file store (hashlib, secrets, file locking) is loaded when first asked for: a host
+    # that keeps its logins in memory, the default, never pays for it.
+    if name in ("FileTokenStore", "default_directory"):
+        from . import filestore
+
+        return getattr(filestore, name)
+    raise AttributeError(f"module 'mcphost.auth' has no attribute {name!r}")

@@ -16,7 +16,6 @@ transport keyword fields, the keyword.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import math
@@ -48,6 +47,8 @@ def suggest(key: str, known: Sequence[str]) -> str:
     for candidate in known:
         if candidate.lower() == norm:
             return f' (did you mean "{candidate}"?)'
+    import difflib  # loaded by the first misspelt key, not by every host
+
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if not close and len(norm) >= 3:
         # An abbreviation ("cpu" for "cpuSeconds", "env" for "envFile" is exact already).

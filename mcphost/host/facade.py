@@ -44,8 +44,7 @@ from ..metrics.histogram import PENDING
 from ..policy import RetryPolicy
 from ..protocol.lifecycle import HostState
 from ..rpc.calls import CallOptions
-from ..transports.base import Transport
-from ..transports.oauth import AuthHooks
+from ..transports.base import AuthHooks, Transport
 from ..types import (
     CallToolResult,
     GatheredResources,

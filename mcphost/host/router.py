@@ -9,7 +9,6 @@ route generation is unchanged (same tools, same state, same session).
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -132,6 +131,8 @@ class Router:
                     f"tool {tool_name!r} is denied by the server's tools filter", server=handle.name
                 ))
             # Bounded: a suggestion is worth a few milliseconds, not a stall of the loop.
+            import difflib  # only a mistyped name pays for loading it
+
             close = difflib.get_close_matches(tool_name[:200], list(handle.tool_index)[:2000], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise refused(RoutingError(

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from ..transports.oauth import AuthHooks
+    from ..transports.base import AuthHooks
 
 __all__ = ["StartClocks"]
 

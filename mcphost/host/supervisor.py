@@ -49,8 +49,7 @@ from .startclock import StartClocks
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
-    from ..transports.base import Transport
-    from ..transports.oauth import AuthHooks
+    from ..transports.base import AuthHooks, Transport
 
 __all__ = ["Supervisor"]
 

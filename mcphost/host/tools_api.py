@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MCPHostError, RoutingError, UsageError
 from .providers import PROVIDERS, aliases, call_parts, provider_of, tool_result, tool_shape
-from .search import ToolIndex, fuse, tool_text
 from .search_semantic import SEMANTIC_DEPTH, Embedder, SemanticIndex, is_async
 
 if TYPE_CHECKING:
     from .handle import ServerHandle
     from .router import Router
+    from .search import ToolIndex
 
 __all__ = ["META_TOOLS", "ModelAPI", "split_mcp_name"]
 
@@ -177,6 +177,8 @@ class ModelAPI:
             raise UsageError("tool_search is async: use await host.search_tools_async(...)")
         lexical = index.ranked(query, SEMANTIC_DEPTH)
         semantic = self._semantic_index(index).rank_sync(query)
+        from .search import fuse
+
         return [index.hit(i, score) for i, score in fuse([i for i, _ in lexical], semantic)[:limit]]
 
     async def search_tools_async(self, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
@@ -187,6 +189,8 @@ class ModelAPI:
             return index.search(query, limit)
         lexical = index.ranked(query, SEMANTIC_DEPTH)
         semantic = await self._semantic_index(index).rank(query)
+        from .search import fuse
+
         return [index.hit(i, score) for i, score in fuse([i for i, _ in lexical], semantic)[:limit]]
 
     def _search_index(self, query: object, limit: object) -> tuple[ToolIndex, int]:
@@ -194,6 +198,10 @@ class ModelAPI:
             raise UsageError(f"search_tools(query): query must be a string, not {type(query).__name__}")
         if isinstance(limit, bool) or not isinstance(limit, int):
             raise UsageError(f"search_tools(limit): limit must be an integer, not {type(limit).__name__}")
+        # The search room (its word tables) loads with the first search: a host that only
+        # calls tools never pays for it.
+        from .search import ToolIndex
+
         tables = self._tables()
         domains = {name: tuple(handle.config.domains) for name, handle in self._servers.items()}
         if tables.index is None or tables.domains != domains:  # domains change in place on reload
@@ -206,6 +214,8 @@ class ModelAPI:
         tables = self._tables()
         if tables.semantic is None:
             assert self._tool_search is not None
+            from .search import tool_text
+
             tables.semantic = SemanticIndex(self._tool_search, [tool_text(*tables.tools[name]) for name in index.names])
         return tables.semantic
 

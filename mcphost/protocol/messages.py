@@ -77,7 +77,9 @@ _LABEL: Final = {
 _BASE_URI: Final = "https://mcphost.dev/schemas/mcp/"
 
 _lock = threading.Lock()
-_documents: dict[str, Any] | None = None
+#: Each schema document's text by its ``$id``, and each version's method tables, read once.
+_texts: dict[str, str] | None = None
+_methods: dict[str, Any] = {}
 _validators: dict[tuple[str, str, str], schema.Validator] = {}
 
 
@@ -90,21 +92,29 @@ def _schema_dir() -> Path:
     raise FileNotFoundError("the MCP message schemas (schemas/mcp) are not installed")
 
 
-def _docs() -> dict[str, Any]:
-    """Every schema document by its ``$id``, read once."""
-    global _documents
-    docs = _documents
-    if docs is None:
+def _read() -> dict[str, str]:
+    """Every schema document's text by its ``$id``, read once; the method tables parsed."""
+    global _texts
+    texts = _texts
+    if texts is None:
         with _lock:
-            if _documents is None:
+            if _texts is None:
                 folder = _schema_dir()
                 loaded = {}
                 for name in ("common", *VERSIONS):
                     text = (folder / f"{name}.json").read_text(encoding="utf-8")
-                    loaded[_BASE_URI + name + ".json"] = json.loads(text)
-                _documents = loaded
-            docs = _documents
-    return docs
+                    uri = _BASE_URI + name + ".json"
+                    _methods[uri] = json.loads(text).get("methods", {})
+                    loaded[uri] = text
+                _texts = loaded
+            texts = _texts
+    return texts
+
+
+def _docs() -> dict[str, Any]:
+    """Every schema document by its ``$id``, parsed afresh: kept only while a method's schema
+    is compiled (the texts are a fifth of the parsed documents' size)."""
+    return {uri: json.loads(text) for uri, text in _read().items()}
 
 
 def _table(version: str, kind: str) -> Mapping[str, str]:
@@ -113,7 +123,8 @@ def _table(version: str, kind: str) -> Mapping[str, str]:
         raise ValueError(f"unsupported MCP version {version!r}; expected one of {', '.join(VERSIONS)}")
     if kind not in _LABEL:
         raise ValueError(f"unknown message kind {kind!r}; expected one of {', '.join(KINDS)}")
-    table: Mapping[str, str] = _docs()[_BASE_URI + version + ".json"]["methods"][kind]
+    _read()
+    table: Mapping[str, str] = _methods[_BASE_URI + version + ".json"][kind]
     return table
 
 
@@ -134,15 +145,57 @@ def _validator(version: str, kind: str, method: str) -> schema.Validator | None:
     ref = _table(version, kind).get(method)
     if ref is None:
         return None
-    # A version file refers only to common.json and to older versions: hand over just those
-    # (the validator indexes every document it is given, on every compile).
-    needed = ("common", *VERSIONS[: VERSIONS.index(version) + 1])
-    docs = {uri: doc for uri, doc in _docs().items() if uri[len(_BASE_URI) : -5] in needed}
     target = urljoin(_BASE_URI + version + ".json", ref)
+    docs = _used_definitions(target)
     # strict: a reference that does not resolve is an error, never a silent "anything goes".
     compiled = schema.compile({"$ref": target}, resources=docs, strict=True)
     with _lock:
         return _validators.setdefault(key, compiled)
+
+
+def _used_definitions(target: str) -> dict[str, Any]:
+    """The schema documents trimmed to the definitions ``target`` reaches through ``$ref``.
+
+    A validator keeps its own copy of every document it is given (indexed, with a location
+    per subschema): handing over the whole of ``common.json`` and four version files cost
+    about 650 KB per compiled method; the definitions one method uses are a few KB. Every
+    reference in these files reads ``[file]#/$defs/Name`` today; should one
+    not, every document is handed over whole, which is always correct.
+    """
+    everything = _docs()
+    kept: dict[str, dict[str, Any]] = {}
+    pending = [target]
+    while pending:
+        uri, _, fragment = pending.pop().partition("#")
+        doc = everything.get(uri)
+        parts = fragment.split("/")
+        if doc is None or len(parts) < 3 or parts[:2] != ["", "$defs"] or parts[2] not in doc["$defs"]:
+            return {u: {k: v for k, v in d.items() if k != "methods"} for u, d in everything.items()}
+        defs = kept.setdefault(uri, {})
+        if parts[2] in defs:
+            continue
+        definition = defs[parts[2]] = doc["$defs"][parts[2]]
+        pending += (urljoin(uri, ref) for ref in _refs(definition))
+    return {
+        uri: {**{k: v for k, v in everything[uri].items() if k not in ("methods", "$defs")}, "$defs": defs}
+        for uri, defs in kept.items()
+    }
+
+
+def _refs(node: Any) -> list[str]:
+    """Every ``$ref`` string anywhere inside ``node`` (over-collecting is harmless)."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                found.append(ref)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def _first_error(validator: schema.Validator, instance: Any) -> ValidationError:

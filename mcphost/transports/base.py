@@ -36,16 +36,21 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from .._json import loads
 from ..errors import TransportError
 
 if TYPE_CHECKING:
+    from ..auth.dpop import DPoPSession
+    from ..auth.store import TokenStore
     from .trace import WireTrace
 
 __all__ = [
+    "AuthHooks",
+    "OnAuthorize",
     "BaseTransport",
     "GoneOnce",
     "SessionLost",
@@ -343,3 +348,23 @@ def oversized_target(head: bytes) -> tuple[bool, Any]:
         except ValueError:
             pass
     return False, None
+
+
+# The host's OAuth hooks live here rather than in ``oauth`` (which re-exports them): the host
+# builds them at construction, and a host whose servers never log in never loads the OAuth
+# flow, its cryptography and its discovery.
+OnAuthorize = Callable[[str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class AuthHooks:
+    """What the host gives every server's authorizer: the application's ``on_authorize``, the
+    token store, the redactor's ``add``, and ``on_user_step(server, active)``, told when a
+    server's ``on_authorize`` begins and ends (the host stops that server's start-up clock)."""
+
+    on_authorize: OnAuthorize | None = None
+    store: TokenStore | None = None
+    add_secrets: Callable[[Iterable[str]], None] | None = None
+    #: Each server's DPoP key and nonces: a restarted transport's tokens stay usable.
+    dpop: dict[str, DPoPSession] = field(default_factory=dict)
+    on_user_step: Callable[[str, bool], None] | None = None

@@ -21,7 +21,7 @@ from .base import Transport
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
-    from .oauth import AuthHooks
+    from .base import AuthHooks
 
 __all__ = ["InProcessServer", "TransportFactory", "make_transport", "may_install_first"]
 

@@ -23,8 +23,7 @@ import logging
 import os
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..auth.challenge import Challenge, bearer_challenge
@@ -58,6 +57,7 @@ from ..auth.flow import (
 from ..auth.grants import Identity, id_jag_request, jwt_bearer_grant, read_id_jag
 from ..auth.jwt import client_assertion
 from ..auth.store import ClientInfo, Credentials, MemoryTokenStore, Tokens, TokenStore
+from .base import AuthHooks, OnAuthorize
 from .oauth_fetch import fetch, json_body
 
 if TYPE_CHECKING:
@@ -74,23 +74,6 @@ MAX_AUTHORIZATIONS: Final = 3
 #: A token this close to its expiry (seconds) is refreshed before it is used; one that lives
 #: less than four times this, in the last quarter of its life (``Tokens.refresh_due``).
 REFRESH_MARGIN: Final = 60.0
-
-OnAuthorize = Callable[[str], Awaitable[str]]
-
-
-@dataclass(frozen=True)
-class AuthHooks:
-    """What the host gives every server's authorizer: the application's ``on_authorize``, the
-    token store, the redactor's ``add``, and ``on_user_step(server, active)``, told when a
-    server's ``on_authorize`` begins and ends (the host stops that server's start-up clock)."""
-
-    on_authorize: OnAuthorize | None = None
-    store: TokenStore | None = None
-    add_secrets: Callable[[Iterable[str]], None] | None = None
-    #: Each server's DPoP key and nonces: a restarted transport's tokens stay usable.
-    dpop: dict[str, DPoPSession] = field(default_factory=dict)
-    on_user_step: Callable[[str, bool], None] | None = None
-
 
 def make_authorizer(config: ServerConfig, hooks: AuthHooks | None,
                     ssl_context: ssl.SSLContext | None) -> Authorizer | None:
