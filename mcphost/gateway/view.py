@@ -195,7 +195,7 @@ class HostBackend(Backend):
 
     def _asker(self, server: str, method: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
         for ctx in reversed(self.calling.get(server, ())):
-            if ctx.session.can_ask(method) and not ctx.session.closed:
+            if ctx.can_ask(method) and not ctx.session.closed:
                 return lambda params: ctx.request(method, params)
         if method == "roots/list":
             for session in reversed(self.sessions):

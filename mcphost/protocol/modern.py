@@ -32,6 +32,9 @@ from __future__ import annotations
 
 import base64
 import enum
+import hashlib
+import hmac
+import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -76,6 +79,13 @@ __all__ = [
     "header_map",
     "encode_header_value",
     "request_headers",
+    "meta_problem",
+    "discover_result",
+    "complete_result",
+    "seal_state",
+    "open_state",
+    "MAX_STATE",
+    "CACHEABLE_METHODS",
 ]
 
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -502,3 +512,85 @@ def request_headers(
             if rendered is not None:
                 out.append(("Mcp-Param-" + header, encode_header_value(rendered)))
     return out
+
+
+# -- the server's side ------------------------------------------------------------------------
+
+#: Characters of a ``requestState`` the server accepts back at most (it made it: anything
+#: longer was not).
+MAX_STATE: Final = 4096
+
+
+def meta_problem(params: Mapping[str, Any], supported: tuple[str, ...]) -> tuple[int, str, Any] | None:
+    """Why the ``_meta`` of a modern request is refused, as (code, message, data); ``None``:
+    it is fine. Spec 2026-07-28 "Base Protocol": version and capabilities are required
+    (-32602); a version the server does not serve is -32022 with ``data.supported``."""
+    meta = params.get("_meta")
+    if type(meta) is not dict:
+        return -32602, "params._meta is required (2026-07-28)", None
+    version = meta.get(META_VERSION)
+    if not isinstance(version, str):
+        return -32602, f"params._meta[{META_VERSION!r}] is required (a string)", None
+    if type(meta.get(META_CAPABILITIES)) is not dict:
+        return -32602, f"params._meta[{META_CAPABILITIES!r}] is required (an object)", None
+    info = meta.get(META_CLIENT_INFO)
+    if info is not None and type(info) is not dict:
+        return -32602, f"params._meta[{META_CLIENT_INFO!r}] must be an object", None
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and not isinstance(level, str):
+        return -32602, f"params._meta[{META_LOG_LEVEL!r}] must be a string", None
+    if version not in supported:
+        return (UNSUPPORTED_VERSION, f"unsupported protocol version {version[:40]!r}",
+                {"supported": list(supported), "requested": version[:40]})
+    return None
+
+
+#: Results that carry the caching hints ``ttlMs`` and ``cacheScope`` (``CacheableResult``).
+CACHEABLE_METHODS: Final = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                                      "resources/templates/list", "resources/read"})
+
+
+def complete_result(result: Mapping[str, Any], server_info: Mapping[str, Any], method: str = "") -> dict[str, Any]:
+    """``result`` as a modern server sends it: ``resultType`` (``complete`` unless it says
+    otherwise), ``serverInfo`` in its ``_meta``, and for a cacheable result of ``method``
+    the hints (nothing cached: ``ttlMs`` 0, ``cacheScope`` private, unless it says)."""
+    out = dict(result)
+    out.setdefault("resultType", COMPLETE)
+    if method in CACHEABLE_METHODS and out["resultType"] == COMPLETE:
+        out.setdefault("ttlMs", 0)
+        out.setdefault("cacheScope", "private")
+    old = out.get("_meta")
+    out["_meta"] = {**(old if type(old) is dict else {}), META_SERVER_INFO: dict(server_info)}
+    return out
+
+
+def discover_result(supported: tuple[str, ...], capabilities: Mapping[str, Any], server_info: Mapping[str, Any],
+                    instructions: str | None = None) -> dict[str, Any]:
+    """The ``DiscoverResult`` (nothing cached: ``ttlMs`` 0, ``cacheScope`` private)."""
+    result: dict[str, Any] = {"supportedVersions": list(supported), "capabilities": dict(capabilities)}
+    if instructions:
+        result["instructions"] = instructions
+    return complete_result(result, server_info, "server/discover")
+
+
+def seal_state(key: bytes, payload: Mapping[str, Any]) -> str:
+    """``payload`` as a ``requestState`` the client cannot forge (HMAC-SHA256 with ``key``)."""
+    body = base64.urlsafe_b64encode(json.dumps(dict(payload), separators=(",", ":")).encode("utf-8")).decode("ascii")
+    mac = hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
+    return f"{body}.{mac}"
+
+
+def open_state(key: bytes, raw: Any) -> dict[str, Any] | None:
+    """The payload :func:`seal_state` sealed; ``None`` when ``raw`` is not one (altered,
+    forged, too long, or sealed with another key)."""
+    if not isinstance(raw, str) or len(raw) > MAX_STATE or "." not in raw:
+        return None
+    body, _, mac = raw.rpartition(".")
+    good = hmac.new(key, body.encode("ascii", "replace"), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(mac.encode("ascii", "replace"), good.encode("ascii")):
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(body.encode("ascii")))
+    except (ValueError, UnicodeError):
+        return None
+    return payload if type(payload) is dict else None

@@ -63,6 +63,10 @@ class RequestContext:
             params["message"] = message  # 2025-03-26 and later
         self.session.notify("notifications/progress", params, related=self.rid)
 
+    def can_ask(self, method: str) -> bool:
+        """May this request ask the client ``method`` (the capability it needs was declared)?"""
+        return self.session.can_ask(method)
+
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None) -> Any:
         """Ask the client ``method`` on behalf of this request (refused with a clear

@@ -17,8 +17,9 @@ message (a routing or validation mistake is -32602, a downstream JSON-RPC error 
 code), anything else is -32603 "internal error" (logged here with its traceback; the client
 never sees one).
 
-The session is era-shaped: the 2026-07-28 era (``server/discover``, per-request ``_meta``)
-will be a sibling session over the same peer and backend.
+The era is chosen per request: ``server/discover``, and any request whose ``_meta`` names a
+protocol version, is served by :class:`~mcphost.server.modern.ModernServer` (the 2026-07-28
+era) over the same peer and backend.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from ..errors import (
 )
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
+from ..protocol.modern import META_VERSION
 from ..rpc.calls import Call
 from ..rpc.peer import Peer
 from ..transports.base import Transport
 from .context import RELATED, Backend, RequestContext
+from .modern import ModernServer
 
 __all__ = ["LOG_LEVELS", "ServerLimits", "ServerSession", "TOO_BUSY"]
 
@@ -110,6 +113,8 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         self.in_flight = 0
         self._ended = False
+        #: The 2026-07-28 era's requests (see the module docstring).
+        self.modern = ModernServer(self)
 
     def start(self) -> None:
         self.peer.start()
@@ -189,6 +194,9 @@ class ServerSession:
         elif type(params) is not dict:
             peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: params must be an object")
             return
+        if method == "server/discover" or (method != "initialize" and self._modern(params)):
+            self.modern.handle(rid, method, params)
+            return
         if method == "ping":
             peer.respond(rid, {})
             return
@@ -208,9 +216,17 @@ class ServerSession:
                                               f"(at most {self.limits.max_in_flight} per client)")
             return
         self.in_flight += 1
-        peer.serve(rid, self._run(handler, RequestContext(self, rid, method, params), params))
+        peer.serve(rid, self.run_handler(handler, RequestContext(self, rid, method, params), params))
 
-    async def _run(self, handler: Handler, ctx: RequestContext, params: dict[str, Any]) -> Any:
+    def _modern(self, params: dict[str, Any]) -> bool:
+        meta = params.get("_meta")
+        return type(meta) is dict and META_VERSION in meta
+
+    def handler_for(self, method: str) -> Handler | None:
+        """What serves ``method`` (``None``: nothing here)."""
+        return _HANDLERS.get(method)
+
+    async def run_handler(self, handler: Handler, ctx: RequestContext, params: dict[str, Any]) -> Any:
         try:
             return await handler(self, ctx, params)
         except RpcError:
@@ -282,6 +298,7 @@ class ServerSession:
     def _end(self) -> None:
         if not self._ended:
             self._ended = True
+            self.modern.close()
             if self.initialized:
                 self.backend.closed(self)
 

@@ -1,0 +1,267 @@
+"""The 2026-07-28 era of the server session: stateless requests judged on their own ``_meta``.
+
+Layer 3. A :class:`ModernServer` serves, on a :class:`~mcphost.server.session.ServerSession`'s
+peer and backend, every request the session hands it (``server/discover``, and any request
+whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.modern`'s:
+
+- ``_meta`` is required with the version and the client's capabilities (-32602); a version
+  not served is -32022 with ``data.supported`` (spec 2026-07-28, "Base Protocol").
+- ``server/discover`` answers the versions (the handshake ones the session also speaks
+  included), the capabilities and ``serverInfo`` in ``_meta``; every result carries
+  ``resultType`` and ``serverInfo``.
+- The client's capabilities are per request: a backend that asks the client something
+  (a downstream server's sampling, elicitation or roots, relayed) asks it as a multi-round-trip
+  request (MRTR): the upstream ``tools/call``, ``prompts/get`` or ``resources/read`` is
+  answered ``input_required`` with ``inputRequests`` and a ``requestState`` sealed with a
+  key of this session (HMAC: a client cannot forge or alter it), and the retried request's
+  ``inputResponses`` answer the questions while the backend's work goes on. A question the
+  request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
+  (:data:`~mcphost.protocol.modern.DEFAULT_MAX_ROUNDS`), as are the requests waiting for a
+  retry (``ServerLimits.max_in_flight``) and how long one waits (``request_timeout``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import RpcError
+from ..protocol import jsonrpc
+from ..protocol.modern import (
+    DEFAULT_MAX_ROUNDS,
+    INPUT_REQUIRED,
+    MAX_INPUT_REQUESTS,
+    META_CAPABILITIES,
+    MISSING_CAPABILITY,
+    MULTI_ROUND_METHODS,
+    complete_result,
+    discover_result,
+    meta_problem,
+    open_state,
+    seal_state,
+)
+from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from .context import RequestContext
+
+if TYPE_CHECKING:
+    from .session import ServerSession
+
+__all__ = ["ModernContext", "ModernServer", "MODERN_METHODS"]
+
+#: The requests of the 2026-07-28 era this session serves.
+MODERN_METHODS: Final = frozenset({
+    "server/discover", "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
+    "resources/templates/list", "resources/read", "completion/complete",
+})
+#: Every version the session speaks, the modern ones first.
+_ALL_VERSIONS: Final = MODERN_VERSIONS + SUPPORTED_VERSIONS
+#: The client capability an input request needs.
+_NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+
+class _Exchange:
+    """One multi-round request: the backend's work and the questions it waits on."""
+
+    __slots__ = ("asked", "asks", "expiry", "failure", "ident", "method", "number", "ready", "rounds", "task")
+
+    def __init__(self, ident: str, method: str) -> None:
+        self.ident = ident
+        self.method = method
+        self.task: asyncio.Task[Any] | None = None
+        #: key → (method, params, the future its answer resolves), not answered yet.
+        self.asks: dict[str, tuple[str, dict[str, Any], asyncio.Future[Any]]] = {}
+        self.asked: set[str] = set()
+        self.ready = asyncio.Event()
+        self.failure: RpcError | None = None
+        self.rounds = 0
+        self.number = 0
+        self.expiry: asyncio.TimerHandle | None = None
+
+
+class ModernContext(RequestContext):
+    """A request of the 2026-07-28 era: its own capabilities; asking the client is MRTR."""
+
+    __slots__ = ("capabilities", "exchange")
+
+    def __init__(self, session: ServerSession, rid: Any, method: str, params: dict[str, Any],
+                 exchange: _Exchange | None) -> None:
+        super().__init__(session, rid, method, params)
+        caps = params["_meta"][META_CAPABILITIES]
+        self.capabilities: dict[str, Any] = caps if type(caps) is dict else {}
+        self.exchange = exchange
+
+    def can_ask(self, method: str) -> bool:
+        # Asked anyway when not declared: the request then ends with -32021 (see request()).
+        return self.exchange is not None and method in _NEEDS
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      timeout: float | None = None) -> Any:
+        exchange = self.exchange
+        need = _NEEDS.get(method)
+        if exchange is None or need is None:
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: the client cannot be asked during {self.method}")
+        if need not in self.capabilities:
+            exchange.failure = RpcError(
+                MISSING_CAPABILITY, f"{self.method} needs the client capability {need!r} "
+                                    f"(to answer {method}), which the request did not declare",
+                {"requiredCapabilities": {need: {}}})
+            exchange.ready.set()
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: the client did not declare {need!r}")
+        if len(exchange.asks) >= MAX_INPUT_REQUESTS:
+            raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method}: too many questions waiting for the client")
+        exchange.number += 1
+        key = f"{need}-{exchange.number}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        exchange.asks[key] = (method, dict(params or {}), future)
+        exchange.ready.set()
+        if timeout is None:
+            return await future
+        return await asyncio.wait_for(future, timeout)
+
+
+class ModernServer:
+    """The 2026-07-28 requests of one session (see the module docstring)."""
+
+    def __init__(self, session: ServerSession) -> None:
+        self.session = session
+        self._key = secrets.token_bytes(32)
+        self._exchanges: dict[str, _Exchange] = {}
+
+    def handle(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        session = self.session
+        peer = session.peer
+        if method not in MODERN_METHODS:
+            peer.respond_error(rid, jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not a 2026-07-28 request")
+            return
+        problem = meta_problem(params, MODERN_VERSIONS)
+        if problem is not None:
+            if problem[2] is not None:
+                problem = (problem[0], problem[1], {**problem[2], "supported": list(_ALL_VERSIONS)})
+            peer.respond_error(rid, *problem)
+            return
+        if method == "server/discover":
+            peer.respond(rid, discover_result(_ALL_VERSIONS, self.capabilities(), session.backend.server_info(),
+                                              session.backend.instructions()))
+            return
+        handler = session.handler_for(method)
+        if handler is None:
+            peer.respond_error(rid, jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not supported")
+            return
+        if method in MULTI_ROUND_METHODS and params.get("requestState") is not None:
+            self._retry(rid, method, params)
+            return
+        if session.in_flight >= session.limits.max_in_flight:
+            peer.respond_error(rid, -32000, f"{method}: too many requests in flight "
+                                            f"(at most {session.limits.max_in_flight} per client)")
+            return
+        session.in_flight += 1
+        if method not in MULTI_ROUND_METHODS:
+            ctx = ModernContext(session, rid, method, params, None)
+            peer.serve(rid, self._plain(method, session.run_handler(handler, ctx, params)))
+            return
+        exchange = _Exchange(secrets.token_hex(12), method)
+        ctx = ModernContext(session, rid, method, params, exchange)
+        self._exchanges[exchange.ident] = exchange
+        exchange.task = asyncio.get_running_loop().create_task(session.run_handler(handler, ctx, params))
+        peer.serve(rid, self._step(exchange))
+
+    def capabilities(self) -> dict[str, Any]:
+        """The backend's capabilities as this era offers them (``subscriptions/listen`` is not
+        served here: no ``listChanged``, no ``subscribe``)."""
+        caps: dict[str, Any] = {}
+        for name, value in self.session.backend.capabilities().items():
+            if isinstance(value, dict):
+                value = {k: v for k, v in value.items() if k not in ("listChanged", "subscribe")}
+            caps[name] = value
+        caps["logging"] = {}
+        return caps
+
+    def close(self) -> None:
+        """The session ended: every request waiting for a retry is given up."""
+        for exchange in list(self._exchanges.values()):
+            self._drop(exchange)
+
+    async def _plain(self, method: str, work: Any) -> Any:
+        return complete_result(await work, self.session.backend.server_info(), method)
+
+    def _retry(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        peer = self.session.peer
+        payload = open_state(self._key, params.get("requestState"))
+        exchange = self._exchanges.get(str(payload.get("x"))) if payload is not None else None
+        if payload is None or exchange is None or payload.get("r") != exchange.rounds or exchange.method != method:
+            peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: requestState is not one this server gave "
+                                                            "for this request (altered, replayed or expired)")
+            return
+        responses = params.get("inputResponses")
+        if responses is None:
+            responses = {}
+        if type(responses) is not dict:
+            peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: inputResponses must be an object")
+            return
+        for key in exchange.asked:
+            answer = responses.get(key)
+            if type(answer) is dict and key in exchange.asks:
+                _method, _params, future = exchange.asks.pop(key)
+                if not future.done():
+                    future.set_result(answer)
+        exchange.asked = set()
+        exchange.rounds += 1  # a state is good for one retry
+        peer.serve(rid, self._step(exchange))
+
+    async def _step(self, exchange: _Exchange) -> Any:
+        """Wait until the backend's work ends or asks the client something; answer so."""
+        if exchange.expiry is not None:
+            exchange.expiry.cancel()
+            exchange.expiry = None
+        task = exchange.task
+        assert task is not None
+        try:
+            while not task.done():
+                waiter = asyncio.ensure_future(exchange.ready.wait())
+                try:
+                    await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+                if exchange.failure is not None:
+                    raise exchange.failure
+                if task.done():
+                    break
+                exchange.ready.clear()
+                if exchange.asks:
+                    return self._interim(exchange)
+            if exchange.failure is not None:
+                raise exchange.failure
+        except BaseException:
+            self._drop(exchange)
+            raise
+        self._drop(exchange)
+        return complete_result(task.result(), self.session.backend.server_info(), exchange.method)
+
+    def _interim(self, exchange: _Exchange) -> dict[str, Any]:
+        if exchange.rounds + 1 >= DEFAULT_MAX_ROUNDS:
+            raise RpcError(jsonrpc.INTERNAL_ERROR, f"{exchange.method}: the client was asked "
+                                                   f"{DEFAULT_MAX_ROUNDS} rounds of questions; giving up")
+        exchange.asked = set(exchange.asks)
+        requests = {key: {"method": m, "params": p} for key, (m, p, _f) in exchange.asks.items()}
+        state = seal_state(self._key, {"x": exchange.ident, "r": exchange.rounds})
+        timeout = self.session.limits.request_timeout
+        if timeout:
+            exchange.expiry = asyncio.get_running_loop().call_later(timeout, self._drop, exchange)
+        result = {"resultType": INPUT_REQUIRED, "inputRequests": requests, "requestState": state}
+        return complete_result(result, self.session.backend.server_info())
+
+    def _drop(self, exchange: _Exchange) -> None:
+        self._exchanges.pop(exchange.ident, None)
+        if exchange.expiry is not None:
+            exchange.expiry.cancel()
+            exchange.expiry = None
+        task = exchange.task
+        if task is not None and not task.done():
+            task.cancel()
+        elif task is not None and not task.cancelled():
+            task.exception()  # retrieved: its outcome was answered, or the request given up
+        for _method, _params, future in exchange.asks.values():
+            if not future.done():
+                future.cancel()
+        exchange.asks.clear()
