@@ -18,6 +18,11 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
   request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
   (:data:`~mcphost.protocol.modern.DEFAULT_MAX_ROUNDS`), as are the requests waiting for a
   retry (``ServerLimits.max_in_flight``) and how long one waits (``request_timeout``).
+- ``subscriptions/listen`` stays open until the client cancels it: it is acknowledged with
+  what is honoured (the lists whose capability has ``listChanged``; resources when
+  ``subscribe`` is offered, at most ``ServerLimits.max_subscriptions``), then every
+  ``list_changed`` and ``resources/updated`` it asked for is sent on it, marked with its
+  ``subscriptionId``. Streams of one client are bounded (:data:`MAX_LISTENS`).
 """
 
 from __future__ import annotations
@@ -47,13 +52,21 @@ from .context import RequestContext
 if TYPE_CHECKING:
     from .session import ServerSession
 
-__all__ = ["ModernContext", "ModernServer", "MODERN_METHODS"]
+__all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS"]
 
 #: The requests of the 2026-07-28 era this session serves.
 MODERN_METHODS: Final = frozenset({
     "server/discover", "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
-    "resources/templates/list", "resources/read", "completion/complete",
+    "resources/templates/list", "resources/read", "completion/complete", "subscriptions/listen",
 })
+#: ``subscriptions/listen`` streams of one client at once.
+MAX_LISTENS: Final = 16
+META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
+#: Filter key of ``subscriptions/listen`` → (its notification, the capability that offers it).
+_LISTEN_KEYS: Final = {"toolsListChanged": ("notifications/tools/list_changed", "tools"),
+                       "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
+                       "resourcesListChanged": ("notifications/resources/list_changed", "resources")}
+_UPDATED: Final = "notifications/resources/updated"
 #: Every version the session speaks, the modern ones first.
 _ALL_VERSIONS: Final = MODERN_VERSIONS + SUPPORTED_VERSIONS
 #: The client capability an input request needs.
@@ -127,6 +140,27 @@ class ModernServer:
         self.session = session
         self._key = secrets.token_bytes(32)
         self._exchanges: dict[str, _Exchange] = {}
+        #: Open ``subscriptions/listen`` streams: request id → what is honoured on it.
+        self._listens: dict[Any, dict[str, Any]] = {}
+        #: The backend was told of this session (``opened``) by a listen stream.
+        self.opened = False
+
+    @property
+    def listening(self) -> bool:
+        return bool(self._listens)
+
+    def tell(self, method: str, params: dict[str, Any] | None) -> None:
+        """Send a change on every listen stream that asked for it."""
+        uri = (params or {}).get("uri")
+        for rid, honoured in list(self._listens.items()):
+            if method == _UPDATED:
+                if uri not in honoured.get("resourceSubscriptions", ()):
+                    continue
+            elif not any(honoured.get(key) and note == method for key, (note, _cap) in _LISTEN_KEYS.items()):
+                continue
+            out = dict(params or {})
+            out["_meta"] = {META_SUBSCRIPTION: rid}
+            self.session.peer_notify(method, out, related=rid)
 
     def handle(self, rid: Any, method: str, params: dict[str, Any]) -> None:
         session = self.session
@@ -143,6 +177,9 @@ class ModernServer:
         if method == "server/discover":
             peer.respond(rid, discover_result(_ALL_VERSIONS, self.capabilities(), session.backend.server_info(),
                                               session.backend.instructions()))
+            return
+        if method == "subscriptions/listen":
+            self._listen(rid, params)
             return
         handler = session.handler_for(method)
         if handler is None:
@@ -167,15 +204,61 @@ class ModernServer:
         peer.serve(rid, self._step(exchange))
 
     def capabilities(self) -> dict[str, Any]:
-        """The backend's capabilities as this era offers them (``subscriptions/listen`` is not
-        served here: no ``listChanged``, no ``subscribe``)."""
-        caps: dict[str, Any] = {}
-        for name, value in self.session.backend.capabilities().items():
-            if isinstance(value, dict):
-                value = {k: v for k, v in value.items() if k not in ("listChanged", "subscribe")}
-            caps[name] = value
+        """The backend's capabilities, ``logging`` added."""
+        caps = dict(self.session.backend.capabilities())
         caps["logging"] = {}
         return caps
+
+    def _listen(self, rid: Any, params: dict[str, Any]) -> None:
+        session = self.session
+        wanted = params.get("notifications")
+        if type(wanted) is not dict:
+            session.peer.respond_error(rid, jsonrpc.INVALID_PARAMS, "subscriptions/listen: params.notifications "
+                                                                    "must be an object")
+            return
+        if len(self._listens) >= MAX_LISTENS:
+            session.peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"subscriptions/listen: at most {MAX_LISTENS} "
+                                                                    "open streams per client")
+            return
+        caps = self.capabilities()
+        honoured: dict[str, Any] = {}
+        for key, (_note, cap) in _LISTEN_KEYS.items():
+            offered = caps.get(cap)
+            if wanted.get(key) is True and isinstance(offered, dict) and offered.get("listChanged"):
+                honoured[key] = True
+        uris = wanted.get("resourceSubscriptions")
+        resources = caps.get("resources")
+        if isinstance(uris, list) and isinstance(resources, dict) and resources.get("subscribe"):
+            limit = session.limits.max_subscriptions
+            picked = list(dict.fromkeys(u for u in uris[:limit] if isinstance(u, str) and u))
+            honoured["resourceSubscriptions"] = picked
+        ctx = ModernContext(session, rid, "subscriptions/listen", params, None)
+        self._listens[rid] = honoured
+        if not session.initialized and not self.opened:
+            self.opened = True
+            session.backend.opened(session)
+        session.peer.serve(rid, self._stream(rid, honoured, ctx))
+
+    async def _stream(self, rid: Any, honoured: dict[str, Any], ctx: ModernContext) -> Any:
+        session = self.session
+        subscribed: list[str] = []
+        try:
+            for uri in honoured.get("resourceSubscriptions", ()):
+                await session.backend.subscribe(uri, True, ctx)
+                subscribed.append(uri)
+                session.subscriptions.add(uri)
+            session.peer_notify("notifications/subscriptions/acknowledged",
+                                {"_meta": {META_SUBSCRIPTION: rid}, "notifications": honoured}, related=rid)
+            await asyncio.get_running_loop().create_future()  # until the client cancels the stream
+        finally:
+            self._listens.pop(rid, None)
+            still = {u for other in self._listens.values() for u in other.get("resourceSubscriptions", ())}
+            for uri in subscribed:
+                if uri not in still:
+                    session.subscriptions.discard(uri)
+                    if not session.closed:
+                        await session.backend.subscribe(uri, False, ctx)
+        return {}
 
     def close(self) -> None:
         """The session ended: every request waiting for a retry is given up."""

@@ -59,6 +59,9 @@ _RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
 TOO_BUSY: Final = -32000
 #: Which client capability a request to the client needs.
 _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+#: What a 2026-07-28 client hears of only on a ``subscriptions/listen`` stream.
+_CHANGES: Final = frozenset({"notifications/tools/list_changed", "notifications/prompts/list_changed",
+                             "notifications/resources/list_changed", "notifications/resources/updated"})
 
 
 class ServerLimits:
@@ -142,7 +145,15 @@ class ServerSession:
     # -- to the client ----------------------------------------------------------------------
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *, related: Any = None) -> None:
-        """Send a notification (dropped once the session is closed)."""
+        """Send a notification (dropped once the session is closed); a change goes on the
+        ``subscriptions/listen`` streams of a 2026-07-28 client instead."""
+        if method in _CHANGES and not self.initialized and self.modern.listening:
+            self.modern.tell(method, params)
+            return
+        self.peer_notify(method, params, related=related)
+
+    def peer_notify(self, method: str, params: dict[str, Any] | None = None, *, related: Any = None) -> None:
+        """Send a notification as it is (dropped once the session is closed)."""
         token = RELATED.set(related)
         try:
             self.peer.notify(method, params)
@@ -299,7 +310,7 @@ class ServerSession:
         if not self._ended:
             self._ended = True
             self.modern.close()
-            if self.initialized:
+            if self.initialized or self.modern.opened:
                 self.backend.closed(self)
 
 

@@ -4,6 +4,7 @@ sampling request relayed as a multi-round-trip ``inputRequests``; over stdio too
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -71,3 +72,16 @@ async def test_mcphosts_modern_client_over_stdio(tmp_path: Path) -> None:
         assert info["era"] == "modern"
         asked = await client.call_tool("gw.a.ask", {})
         assert "sampled by the modern client" in asked["content"][0]["text"]
+
+
+async def test_list_changed_comes_on_the_listen_stream() -> None:
+    async with Gateway(two_servers(), handle_signals=False, coalesce=0.01) as gateway, \
+            modern_client(gateway, "modern") as client:
+        changed = asyncio.Event()
+        client.on_event(lambda e: changed.set() if e["type"] == "capabilities_changed" else None)
+        await client.call_tool("gw.a.grow", {})
+        await asyncio.wait_for(changed.wait(), 10)
+        session, = gateway.sessions
+        assert session.modern.listening and not session.initialized  # it came on the listen stream
+        names = [t["name"] for t in client.get_tools()["gw"]["tools"]]
+        assert "a.new" in names and "a.count" not in names

@@ -88,7 +88,7 @@ async def test_discover_and_the_meta_rules() -> None:
     send(client, 1, "server/discover", {"_meta": meta()})
     result = (await recorder.answer(1))["result"]
     assert result["supportedVersions"][0] == MODERN and "2025-11-25" in result["supportedVersions"]
-    assert result["capabilities"]["tools"] == {}  # no listChanged: subscriptions/listen is not served
+    assert result["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
     assert result["_meta"][META_SERVER_INFO] == {"name": "asking", "version": "2"}
     assert result["resultType"] == "complete"
     send(client, 2, "server/discover", {})
@@ -148,3 +148,58 @@ async def test_a_legacy_session_is_unchanged_beside_it() -> None:
     send(client, None, "notifications/initialized")
     send(client, 2, "tools/list")
     assert "resultType" not in (await recorder.answer(2))["result"]
+
+
+class Listened(Asking):
+    def __init__(self) -> None:
+        self.sessions: list[ServerSession] = []
+        self.subscribed: list[tuple[str, bool]] = []
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"tools": {"listChanged": True}, "resources": {"subscribe": True}}
+
+    def opened(self, session: ServerSession) -> None:
+        self.sessions.append(session)
+
+    async def subscribe(self, uri: str, on: bool, ctx: RequestContext) -> None:
+        self.subscribed.append((uri, on))
+
+
+async def test_listen_streams_the_changes_asked_for_until_cancelled() -> None:
+    backend = Listened()
+    client, server = memory_pair()
+    ServerSession(server, backend).start()
+    recorder = Recorder()
+    client.set_receiver(recorder)
+    wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://1"]}
+    send(client, 7, "subscriptions/listen", {"_meta": meta(), "notifications": wanted})
+
+    async def note(method: str) -> dict[str, Any]:
+        while True:
+            for message in recorder.messages:
+                if message.get("method") == method:
+                    recorder.messages.remove(message)
+                    return message["params"]  # type: ignore[no-any-return]
+            recorder.arrived.clear()
+            await asyncio.wait_for(recorder.arrived.wait(), 10)
+
+    ack = await note("notifications/subscriptions/acknowledged")
+    # prompts are not offered: not honoured.
+    assert ack == {"_meta": {"io.modelcontextprotocol/subscriptionId": 7},
+                   "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]}}
+    assert backend.subscribed == [("a://1", True)]
+    session, = backend.sessions
+    session.notify("notifications/resources/updated", {"uri": "a://2"})  # not asked for: dropped
+    session.notify("notifications/resources/updated", {"uri": "a://1"})
+    session.notify("notifications/tools/list_changed")
+    updated = await note("notifications/resources/updated")
+    assert updated == {"uri": "a://1", "_meta": {"io.modelcontextprotocol/subscriptionId": 7}}
+    changed = await note("notifications/tools/list_changed")
+    assert changed["_meta"] == {"io.modelcontextprotocol/subscriptionId": 7}
+    send(client, None, "notifications/cancelled", {"requestId": 7})
+    while backend.subscribed[-1] != ("a://1", False):
+        recorder.arrived.clear()
+        send(client, 8, "tools/list", {"_meta": meta()})  # something to wait on
+        await recorder.answer(8)
+        recorder.messages.clear()
+    assert not any(m.get("method") == "notifications/resources/updated" for m in recorder.messages)
