@@ -32,9 +32,6 @@ from __future__ import annotations
 
 import base64
 import enum
-import hashlib
-import hmac
-import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -79,13 +76,8 @@ __all__ = [
     "header_map",
     "encode_header_value",
     "request_headers",
-    "meta_problem",
-    "discover_result",
-    "complete_result",
-    "seal_state",
-    "open_state",
-    "MAX_STATE",
-    "CACHEABLE_METHODS",
+    "NAME_PARAM",
+    "SENTINEL",
 ]
 
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -121,8 +113,8 @@ DEFAULT_MAX_ROUNDS: Final = 8
 MAX_INPUT_REQUESTS: Final = 32
 #: The client capability an input request needs.
 _NEEDS: Final = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
-#: The param whose value ``Mcp-Name`` carries.
-_NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The param whose value ``Mcp-Name`` carries, by method.
+NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class State(enum.Enum):
@@ -401,7 +393,7 @@ _X_MCP_HEADER: Final = "x-mcp-header"
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: What a header value carries as it is: visible ASCII and inner spaces.
 _SAFE_VALUE: Final = re.compile(r"[\x20-\x7e]*")
-_SENTINEL: Final = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
+SENTINEL: Final = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
 _PRIMITIVE: Final = frozenset({"string", "integer", "boolean"})
 # JSON Schema applicators: their subschemas are schema positions off the ``properties`` chain.
 _ONE: Final = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties", "propertyNames",
@@ -471,7 +463,7 @@ def header_map(input_schema: Any) -> dict[tuple[str, ...], str]:
 
 def encode_header_value(value: str) -> str:
     """``value`` as is when HTTP carries it unchanged; else the base64 sentinel form."""
-    if _SAFE_VALUE.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
+    if _SAFE_VALUE.fullmatch(value) and value == value.strip() and not SENTINEL.fullmatch(value):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
@@ -497,7 +489,7 @@ def request_headers(
     """The HTTP headers of one request: ``MCP-Protocol-Version``, ``Mcp-Method``, and
     ``Mcp-Name``/``Mcp-Param-*`` where they apply."""
     out = [("MCP-Protocol-Version", version), ("Mcp-Method", encode_header_value(method))]
-    field = _NAME_PARAM.get(method)
+    field = NAME_PARAM.get(method)
     if field is not None and params is not None:
         name = params.get(field)
         if type(name) is str:
@@ -513,84 +505,3 @@ def request_headers(
                 out.append(("Mcp-Param-" + header, encode_header_value(rendered)))
     return out
 
-
-# -- the server's side ------------------------------------------------------------------------
-
-#: Characters of a ``requestState`` the server accepts back at most (it made it: anything
-#: longer was not).
-MAX_STATE: Final = 4096
-
-
-def meta_problem(params: Mapping[str, Any], supported: tuple[str, ...]) -> tuple[int, str, Any] | None:
-    """Why the ``_meta`` of a modern request is refused, as (code, message, data); ``None``:
-    it is fine. Spec 2026-07-28 "Base Protocol": version and capabilities are required
-    (-32602); a version the server does not serve is -32022 with ``data.supported``."""
-    meta = params.get("_meta")
-    if type(meta) is not dict:
-        return -32602, "params._meta is required (2026-07-28)", None
-    version = meta.get(META_VERSION)
-    if not isinstance(version, str):
-        return -32602, f"params._meta[{META_VERSION!r}] is required (a string)", None
-    if type(meta.get(META_CAPABILITIES)) is not dict:
-        return -32602, f"params._meta[{META_CAPABILITIES!r}] is required (an object)", None
-    info = meta.get(META_CLIENT_INFO)
-    if info is not None and type(info) is not dict:
-        return -32602, f"params._meta[{META_CLIENT_INFO!r}] must be an object", None
-    level = meta.get(META_LOG_LEVEL)
-    if level is not None and not isinstance(level, str):
-        return -32602, f"params._meta[{META_LOG_LEVEL!r}] must be a string", None
-    if version not in supported:
-        return (UNSUPPORTED_VERSION, f"unsupported protocol version {version[:40]!r}",
-                {"supported": list(supported), "requested": version[:40]})
-    return None
-
-
-#: Results that carry the caching hints ``ttlMs`` and ``cacheScope`` (``CacheableResult``).
-CACHEABLE_METHODS: Final = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
-                                      "resources/templates/list", "resources/read"})
-
-
-def complete_result(result: Mapping[str, Any], server_info: Mapping[str, Any], method: str = "") -> dict[str, Any]:
-    """``result`` as a modern server sends it: ``resultType`` (``complete`` unless it says
-    otherwise), ``serverInfo`` in its ``_meta``, and for a cacheable result of ``method``
-    the hints (nothing cached: ``ttlMs`` 0, ``cacheScope`` private, unless it says)."""
-    out = dict(result)
-    out.setdefault("resultType", COMPLETE)
-    if method in CACHEABLE_METHODS and out["resultType"] == COMPLETE:
-        out.setdefault("ttlMs", 0)
-        out.setdefault("cacheScope", "private")
-    old = out.get("_meta")
-    out["_meta"] = {**(old if type(old) is dict else {}), META_SERVER_INFO: dict(server_info)}
-    return out
-
-
-def discover_result(supported: tuple[str, ...], capabilities: Mapping[str, Any], server_info: Mapping[str, Any],
-                    instructions: str | None = None) -> dict[str, Any]:
-    """The ``DiscoverResult`` (nothing cached: ``ttlMs`` 0, ``cacheScope`` private)."""
-    result: dict[str, Any] = {"supportedVersions": list(supported), "capabilities": dict(capabilities)}
-    if instructions:
-        result["instructions"] = instructions
-    return complete_result(result, server_info, "server/discover")
-
-
-def seal_state(key: bytes, payload: Mapping[str, Any]) -> str:
-    """``payload`` as a ``requestState`` the client cannot forge (HMAC-SHA256 with ``key``)."""
-    body = base64.urlsafe_b64encode(json.dumps(dict(payload), separators=(",", ":")).encode("utf-8")).decode("ascii")
-    mac = hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
-    return f"{body}.{mac}"
-
-
-def open_state(key: bytes, raw: Any) -> dict[str, Any] | None:
-    """The payload :func:`seal_state` sealed; ``None`` when ``raw`` is not one (altered,
-    forged, too long, or sealed with another key)."""
-    if not isinstance(raw, str) or len(raw) > MAX_STATE or "." not in raw:
-        return None
-    body, _, mac = raw.rpartition(".")
-    good = hmac.new(key, body.encode("ascii", "replace"), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(mac.encode("ascii", "replace"), good.encode("ascii")):
-        return None
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(body.encode("ascii")))
-    except (ValueError, UnicodeError):
-        return None
-    return payload if type(payload) is dict else None

@@ -40,6 +40,8 @@ from ..protocol.modern import (
     META_CAPABILITIES,
     MISSING_CAPABILITY,
     MULTI_ROUND_METHODS,
+)
+from ..protocol.modern_server import (
     complete_result,
     discover_result,
     meta_problem,
@@ -52,7 +54,7 @@ from .context import RequestContext
 if TYPE_CHECKING:
     from .session import ServerSession
 
-__all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS"]
+__all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS", "RoundStore"]
 
 #: The requests of the 2026-07-28 era this session serves.
 MODERN_METHODS: Final = frozenset({
@@ -90,6 +92,21 @@ class _Exchange:
         self.rounds = 0
         self.number = 0
         self.expiry: asyncio.TimerHandle | None = None
+
+
+class RoundStore:
+    """The multi-round requests waiting for a retry, and the key their states are sealed
+    with: one per session, or one shared by the stateless sessions of an HTTP front (each
+    request a session of its own, the retry on another).
+
+    Args:
+        max_waiting: requests waiting for a retry at most (past it a new one is refused).
+    """
+
+    def __init__(self, max_waiting: int = 1024) -> None:
+        self.key = secrets.token_bytes(32)
+        self.max_waiting = max_waiting
+        self.exchanges: dict[str, _Exchange] = {}
 
 
 class ModernContext(RequestContext):
@@ -136,10 +153,13 @@ class ModernContext(RequestContext):
 class ModernServer:
     """The 2026-07-28 requests of one session (see the module docstring)."""
 
-    def __init__(self, session: ServerSession) -> None:
+    def __init__(self, session: ServerSession, rounds: RoundStore | None = None) -> None:
         self.session = session
-        self._key = secrets.token_bytes(32)
-        self._exchanges: dict[str, _Exchange] = {}
+        #: The session's own store ends with it; a shared one outlives it.
+        self._owned = rounds is None
+        self.rounds = rounds if rounds is not None else RoundStore(session.limits.max_in_flight)
+        self._key = self.rounds.key
+        self._exchanges = self.rounds.exchanges
         #: Open ``subscriptions/listen`` streams: request id → what is honoured on it.
         self._listens: dict[Any, dict[str, Any]] = {}
         #: The backend was told of this session (``opened``) by a listen stream.
@@ -196,6 +216,10 @@ class ModernServer:
         if method not in MULTI_ROUND_METHODS:
             ctx = ModernContext(session, rid, method, params, None)
             peer.serve(rid, self._plain(method, session.run_handler(handler, ctx, params)))
+            return
+        if len(self._exchanges) >= self.rounds.max_waiting:
+            session.in_flight -= 1
+            peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
             return
         exchange = _Exchange(secrets.token_hex(12), method)
         ctx = ModernContext(session, rid, method, params, exchange)
@@ -261,7 +285,10 @@ class ModernServer:
         return {}
 
     def close(self) -> None:
-        """The session ended: every request waiting for a retry is given up."""
+        """The session ended: every request waiting for a retry on it is given up (those of
+        a shared store wait for their retry, each until ``request_timeout``)."""
+        if not self._owned:
+            return
         for exchange in list(self._exchanges.values()):
             self._drop(exchange)
 

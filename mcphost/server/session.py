@@ -46,7 +46,7 @@ from ..rpc.calls import Call
 from ..rpc.peer import Peer
 from ..transports.base import Transport
 from .context import RELATED, Backend, RequestContext
-from .modern import ModernServer
+from .modern import ModernServer, RoundStore
 
 __all__ = ["LOG_LEVELS", "ServerLimits", "ServerSession", "TOO_BUSY"]
 
@@ -97,7 +97,7 @@ class ServerSession:
     """One client connection, served (see the module docstring)."""
 
     def __init__(self, transport: Transport, backend: Backend, *, name: str = "client",
-                 limits: ServerLimits | None = None) -> None:
+                 limits: ServerLimits | None = None, rounds: RoundStore | None = None) -> None:
         self.name = name
         self.backend = backend
         self.limits = limits or ServerLimits()
@@ -117,7 +117,7 @@ class ServerSession:
         self.in_flight = 0
         self._ended = False
         #: The 2026-07-28 era's requests (see the module docstring).
-        self.modern = ModernServer(self)
+        self.modern = ModernServer(self, rounds)
 
     def start(self) -> None:
         self.peer.start()
