@@ -6,14 +6,27 @@ cannot forge; and the official SDK client (``mcp.Client`` at 2026-07-28) against
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
-from test_gateway_http import Front, front, post, raw  # noqa: F401 (the fixture)
+import pytest
+from test_gateway_http import Front, post, raw, serving
+from test_gateway_inprocess import two_servers
 
 from mcphost.protocol.modern import META_CAPABILITIES, META_VERSION
 
 MODERN = "2026-07-28"
 META = {META_VERSION: MODERN, META_CAPABILITIES: {"sampling": {}}}
+
+
+@pytest.fixture
+async def front() -> AsyncIterator[Front]:
+    gateway, http = await serving(two_servers())
+    try:
+        yield Front(gateway, http)
+    finally:
+        await http.aclose()
+        await gateway.aclose()
 
 
 async def ask(port: int, rid: int, method: str, params: dict[str, Any], **headers: str) -> tuple[int, Any]:
