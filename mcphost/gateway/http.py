@@ -34,9 +34,9 @@ from .._json import dumps, loads
 from ..errors import UsageError
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
-from ..protocol.modern import HEADER_MISMATCH, META_VERSION
+from ..protocol.modern import HEADER_MISMATCH, META_VERSION, UNSUPPORTED_VERSION
 from ..protocol.modern_server import header_mismatch, http_status, meta_problem
-from ..server.modern import RoundStore
+from ..server.modern import MODERN_METHODS, RoundStore
 from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
 from .oauth import OAuthOptions, ResourceServer
 from .streams import HttpSession, Stream
@@ -272,11 +272,11 @@ class HttpGateway:
         requests = [m.get("id") for m in messages if "method" in m and "id" in m]
         initializing = any(m.get("method") == "initialize" for m in messages)
         version = request.headers.get("mcp-protocol-version")
-        if version is not None and not _versions.is_supported(version) and version not in _versions.MODERN_VERSIONS:
-            wire.respond(400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
-            return True
         if request.headers.get("mcp-session-id") is None and not initializing and _modern(version, messages):
             return await self._stateless(request, wire, decoded)
+        if version is not None and not _versions.is_supported(version):
+            wire.respond(400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
+            return True
         found: tuple[HttpSession, ServerSession] | None
         if initializing:
             if len(self.sessions) >= self.options.max_sessions:
@@ -328,8 +328,13 @@ class HttpGateway:
             return True
         if type(params) is not dict:
             params = {}
+        if method not in MODERN_METHODS:  # initialize, ping...: not methods of this era
+            wire.respond(404, dumps(jsonrpc.error_response(rid, jsonrpc.METHOD_NOT_FOUND,
+                                                          f"method {method[:60]!r} is not a 2026-07-28 request")))
+            return True
         problem = meta_problem(params, _ALL_VERSIONS)
-        if problem is None:
+        if problem is None or problem[0] == UNSUPPORTED_VERSION:
+            # The headers are judged before the version (a mismatch is -32020 whatever the version).
             mismatch = header_mismatch(method, params, request.headers)
             if mismatch is not None:
                 problem = (HEADER_MISMATCH, mismatch, None)
@@ -342,8 +347,11 @@ class HttpGateway:
                                 max_streams=1)
         session = self.gateway.connect(transport, self.rounds)
         try:
-            # SSE when the client takes it: progress and the listen stream come before the answer.
-            json_mode = not request.accepts("text/event-stream")
+            # SSE when the client takes it and something may come before the answer (progress,
+            # the listen stream); else one JSON body, whose status can tell a modern error.
+            meta = params.get("_meta")
+            streamed = method == "subscriptions/listen" or (isinstance(meta, dict) and "progressToken" in meta)
+            json_mode = not streamed or not request.accepts("text/event-stream")
             stream = transport.open_stream([rid], json_mode)
             assert stream is not None  # the session's first stream
             if json_mode:
@@ -459,7 +467,7 @@ _ALL_VERSIONS: Final = _versions.MODERN_VERSIONS + _versions.SUPPORTED_VERSIONS
 
 def _modern(version: str | None, messages: list[Any]) -> bool:
     """Is this POST of the 2026-07-28 era (its header, or the ``_meta`` of its message)?"""
-    if version is not None:
+    if version is not None and (version in _versions.MODERN_VERSIONS or _versions.is_supported(version)):
         return version in _versions.MODERN_VERSIONS
     if len(messages) != 1:
         return False

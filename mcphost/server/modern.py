@@ -69,6 +69,8 @@ _LISTEN_KEYS: Final = {"toolsListChanged": ("notifications/tools/list_changed", 
                        "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
                        "resourcesListChanged": ("notifications/resources/list_changed", "resources")}
 _UPDATED: Final = "notifications/resources/updated"
+#: "Resource not found" before 2026-07-28 (a downstream server of an older era may send it).
+_NOT_FOUND_BEFORE: Final = -32002
 #: Every version the session speaks, the modern ones first.
 _ALL_VERSIONS: Final = MODERN_VERSIONS + SUPPORTED_VERSIONS
 #: The client capability an input request needs.
@@ -204,6 +206,9 @@ class ModernServer:
         handler = session.handler_for(method)
         if handler is None:
             peer.respond_error(rid, jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not supported")
+            return
+        if method in MULTI_ROUND_METHODS and "inputResponses" in params and type(params["inputResponses"]) is not dict:
+            peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: inputResponses must be an object")
             return
         if method in MULTI_ROUND_METHODS and params.get("requestState") is not None:
             self._retry(rid, method, params)
@@ -346,7 +351,13 @@ class ModernServer:
             self._drop(exchange)
             raise
         self._drop(exchange)
-        return complete_result(task.result(), self.session.backend.server_info(), exchange.method)
+        try:
+            result = task.result()
+        except RpcError as exc:
+            if exc.code == _NOT_FOUND_BEFORE:  # SEP-2164: a resource not found is -32602 now
+                raise RpcError(jsonrpc.INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        return complete_result(result, self.session.backend.server_info(), exchange.method)
 
     def _interim(self, exchange: _Exchange) -> dict[str, Any]:
         if exchange.rounds + 1 >= DEFAULT_MAX_ROUNDS:

@@ -18,20 +18,21 @@ from pathlib import Path
 import pytest
 
 from mcphost.testing import package_root
-from tests.test_conformance import V016, Suite, suite  # noqa: F401  (suite is a fixture)
-from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, results
+from tests.test_conformance import V016, V020, Suite, suite  # noqa: F401  (suite is a fixture)
+from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, describe, results
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
 
 
 @contextmanager
-def serve_pass_through(tmp_path: Path) -> Iterator[str]:
+def serve_pass_through(tmp_path: Path, *fake_args: str, **entry: str) -> Iterator[str]:
     """``mcphost serve --http 127.0.0.1:0 --pass-through`` in front of the fake server's
     reference contract over stdio; yields the endpoint's URL."""
     config = tmp_path / "mcp.json"
     env = {"PYTHONPATH": package_root()}
     config.write_text(json.dumps({"mcpServers": {"reference": {
-        "command": sys.executable, "args": ["-m", "mcphost.testing", "--script", "conformance"], "env": env}}}))
+        "command": sys.executable, "args": ["-m", "mcphost.testing", "--script", "conformance", *fake_args],
+        "env": env, **entry}}}))
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcphost", "serve", "--http", "127.0.0.1:0", "--pass-through", str(config)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
@@ -57,4 +58,18 @@ def test_every_server_scenario_passes_through_the_gateway(suite: Suite, tmp_path
     found = results(out)
     assert sorted(found) == sorted(SERVER_016), run.stdout[-3000:]
     assert len(found) == 32
+    assert_all_pass(found, run)
+
+
+def test_requirements_2026_07_28_through_the_gateway(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    """0.2.0-alpha.12's 2026-07-28 server set against the gateway's stateless era."""
+    out = tmp_path / "results"
+    # The fake server in the same era behind it, so its tools ask for input (MRTR) and the
+    # gateway relays each question upstream as its own inputRequests.
+    with serve_pass_through(tmp_path, "--era", "modern", protocol="modern") as url:
+        run = suite.run(V020, "server", "--url", url, "--requirements", "2026-07-28", "-o", str(out))
+    found = results(out)
+    bad = {name: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+           for name, checks in found.items()}
+    print(len(found), {k: v for k, v in bad.items() if v})
     assert_all_pass(found, run)
