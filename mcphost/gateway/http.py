@@ -35,7 +35,12 @@ from ..errors import UsageError
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
 from ..protocol.modern import HEADER_MISMATCH, META_VERSION, UNSUPPORTED_VERSION
-from ..protocol.modern_server import header_mismatch, http_status, meta_problem
+from ..protocol.modern_server import (
+    header_mismatch,
+    http_status,
+    meta_problem,
+    param_header_mismatch,
+)
 from ..server.modern import MODERN_METHODS, RoundStore
 from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
 from .oauth import OAuthOptions, ResourceServer
@@ -272,7 +277,8 @@ class HttpGateway:
         requests = [m.get("id") for m in messages if "method" in m and "id" in m]
         initializing = any(m.get("method") == "initialize" for m in messages)
         version = request.headers.get("mcp-protocol-version")
-        if request.headers.get("mcp-session-id") is None and not initializing and _modern(version, messages):
+        if request.headers.get("mcp-session-id") is None and _modern(version, messages) and (
+                not initializing or version in _versions.MODERN_VERSIONS):
             return await self._stateless(request, wire, decoded)
         if version is not None and not _versions.is_supported(version):
             wire.respond(400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
@@ -336,6 +342,9 @@ class HttpGateway:
         if problem is None or problem[0] == UNSUPPORTED_VERSION:
             # The headers are judged before the version (a mismatch is -32020 whatever the version).
             mismatch = header_mismatch(method, params, request.headers)
+            if mismatch is None and method == "tools/call" and problem is None:
+                schema = self.gateway.backend.tool_schema(str(params.get("name")))
+                mismatch = param_header_mismatch(str(params["_meta"][META_VERSION]), params, schema, request.headers)
             if mismatch is not None:
                 problem = (HEADER_MISMATCH, mismatch, None)
         if problem is not None:

@@ -30,6 +30,9 @@ from .modern import (
     NAME_PARAM,
     SENTINEL,
     UNSUPPORTED_VERSION,
+    header_map,
+    header_problem,
+    request_headers,
 )
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "http_status",
     "meta_problem",
     "open_state",
+    "param_header_mismatch",
     "seal_state",
 ]
 
@@ -153,6 +157,28 @@ def header_mismatch(method: str, params: Mapping[str, Any], headers: Mapping[str
             return f"the {name} header is required"
         if decode_header_value(given) != value:
             return f"the {name} header {given[:60]!r} does not match the body"
+    return None
+
+
+def param_header_mismatch(version: str, params: Mapping[str, Any], input_schema: Any,
+                          headers: Mapping[str, str]) -> str | None:
+    """Why the ``Mcp-Param-*`` headers of a ``tools/call`` disagree with its arguments
+    (``None``: they agree), for the tool's ``inputSchema`` (SEP-2243: each property annotated
+    ``x-mcp-header`` whose value is present travels in its header; a value that differs,
+    or a header missing, is -32020)."""
+    if header_problem(input_schema) is not None:
+        return None  # a tool with invalid annotations has no header rules
+    mapping = header_map(input_schema)
+    if not mapping:
+        return None
+    for name, value in request_headers(version, "tools/call", params, mapping):
+        if not name.startswith("Mcp-Param-"):
+            continue
+        given = headers.get(name.lower())
+        if given is None:
+            return f"the {name} header is required"
+        if decode_header_value(given) != decode_header_value(value):
+            return f"the {name} header does not match the argument"
     return None
 
 

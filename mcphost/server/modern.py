@@ -123,6 +123,12 @@ class ModernContext(RequestContext):
         self.capabilities: dict[str, Any] = caps if type(caps) is dict else {}
         self.exchange = exchange
 
+    @property
+    def reachable(self) -> bool:
+        # A multi-round request outlives the session of its first round (stateless HTTP):
+        # the questions go in the answer to the retry, on whatever session it comes.
+        return self.exchange is not None or not self.session.closed
+
     def can_ask(self, method: str) -> bool:
         # Asked anyway when not declared: the request then ends with -32021 (see request()).
         return self.exchange is not None and method in _NEEDS
