@@ -19,7 +19,13 @@ import pytest
 
 from mcphost.testing import package_root
 from tests.test_conformance import V016, V020, Suite, suite  # noqa: F401  (suite is a fixture)
-from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, describe, results
+from tests.testing.test_fake_conformance import (
+    SERVER_016,
+    SUITE_SKIPS,
+    assert_all_pass,
+    describe,
+    results,
+)
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
 
@@ -98,4 +104,5 @@ def test_requirements_2026_07_28_through_the_gateway(suite: Suite, tmp_path: Pat
     bad_checks = {n: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]
                   for n, checks in passing.items()}
     assert not {k: v for k, v in bad_checks.items() if v}, bad_checks
-    assert all(any(c.get("status") == "SUCCESS" for c in checks) for checks in passing.values())
+    empty = {n for n, checks in passing.items() if not any(c.get("status") == "SUCCESS" for c in checks)}
+    assert empty <= SUITE_SKIPS, empty
