@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import MCPHost
+from ..server.modern import RoundStore
 from ..server.session import ServerLimits, ServerSession
 from ..transports.base import Transport
 from ..wire.framing import DEFAULT_MAX_SIZE
@@ -66,10 +67,12 @@ class Gateway:
                 logger.warning("%s did not start and is not served: %s", name, outcome.get("error"))
         return started
 
-    def connect(self, transport: Transport) -> ServerSession:
-        """Serve one client over ``transport`` (already started)."""
+    def connect(self, transport: Transport, rounds: RoundStore | None = None) -> ServerSession:
+        """Serve one client over ``transport`` (already started); ``rounds``: the store of
+        2026-07-28 multi-round requests it shares with others (default: its own)."""
         self._opened += 1
-        session = ServerSession(transport, self.backend, name=f"client-{self._opened}", limits=self.limits)
+        session = ServerSession(transport, self.backend, name=f"client-{self._opened}", limits=self.limits,
+                                rounds=rounds)
         self.sessions.add(session)
         session.start()
         return session

@@ -34,6 +34,14 @@ from .._json import dumps, loads
 from ..errors import UsageError
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
+from ..protocol.modern import HEADER_MISMATCH, META_VERSION, UNSUPPORTED_VERSION
+from ..protocol.modern_server import (
+    header_mismatch,
+    http_status,
+    meta_problem,
+    param_header_mismatch,
+)
+from ..server.modern import MODERN_METHODS, RoundStore
 from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
 from .oauth import OAuthOptions, ResourceServer
 from .streams import HttpSession, Stream
@@ -98,6 +106,8 @@ class HttpGateway:
         self.gateway = gateway
         self.options = options or HttpOptions()
         self.sessions: dict[str, tuple[HttpSession, ServerSession]] = {}
+        #: The 2026-07-28 multi-round requests waiting for their retry (any request's session).
+        self.rounds = RoundStore()
         self.connections = 0
         self._server: asyncio.base_events.Server | None = None
         self._allowed: set[str] | None = self.options.allowed_hosts
@@ -267,6 +277,9 @@ class HttpGateway:
         requests = [m.get("id") for m in messages if "method" in m and "id" in m]
         initializing = any(m.get("method") == "initialize" for m in messages)
         version = request.headers.get("mcp-protocol-version")
+        if request.headers.get("mcp-session-id") is None and _modern(version, messages) and (
+                not initializing or version in _versions.MODERN_VERSIONS):
+            return await self._stateless(request, wire, decoded)
         if version is not None and not _versions.is_supported(version):
             wire.respond(400, _error_body(f"unsupported MCP-Protocol-Version {version[:40]!r}"))
             return True
@@ -304,6 +317,69 @@ class HttpGateway:
         stream.prime(wire)
         transport.deliver(messages, len(request.body))
         return await self._hold(stream, wire)
+
+    async def _stateless(self, request: Request, wire: Wire, decoded: Any) -> bool:
+        """A 2026-07-28 request: no session; its headers must repeat its body. It is served
+        by a session of its own that ends with the answer (multi-round requests wait for
+        their retry in the gateway's shared :class:`~mcphost.server.modern.RoundStore`)."""
+        if not isinstance(decoded, dict):
+            wire.respond(400, dumps(jsonrpc.error_response(None, jsonrpc.INVALID_REQUEST,
+                                                              "a 2026-07-28 request is one message, not a batch")))
+            return True
+        method = decoded.get("method")
+        params = decoded.get("params")
+        rid = decoded.get("id")
+        if "id" not in decoded or not isinstance(method, str):
+            wire.respond(202)  # a notification (or a response) has nothing to act on without a session
+            return True
+        if type(params) is not dict:
+            params = {}
+        if method not in MODERN_METHODS:  # initialize, ping...: not methods of this era
+            wire.respond(404, dumps(jsonrpc.error_response(rid, jsonrpc.METHOD_NOT_FOUND,
+                                                          f"method {method[:60]!r} is not a 2026-07-28 request")))
+            return True
+        problem = meta_problem(params, _ALL_VERSIONS)
+        if problem is None or problem[0] == UNSUPPORTED_VERSION:
+            # The headers are judged before the version (a mismatch is -32020 whatever the version).
+            mismatch = header_mismatch(method, params, request.headers)
+            if mismatch is None and method == "tools/call" and problem is None:
+                schema = self.gateway.backend.tool_schema(str(params.get("name")))
+                mismatch = param_header_mismatch(str(params["_meta"][META_VERSION]), params, schema, request.headers)
+            if mismatch is not None:
+                problem = (HEADER_MISMATCH, mismatch, None)
+        if problem is not None:
+            code, message, data = problem
+            wire.respond(http_status(code), dumps(jsonrpc.error_response(rid, code, message, data)))
+            return True
+        options = self.options
+        transport = HttpSession("", replay=options.replay, retry_ms=options.retry_ms, max_buffer=options.max_buffer,
+                                max_streams=1)
+        session = self.gateway.connect(transport, self.rounds)
+        try:
+            # SSE when the client takes it and something may come before the answer (progress,
+            # the listen stream); else one JSON body, whose status can tell a modern error.
+            meta = params.get("_meta")
+            streamed = method == "subscriptions/listen" or (isinstance(meta, dict) and "progressToken" in meta)
+            json_mode = not streamed or not request.accepts("text/event-stream")
+            stream = transport.open_stream([rid], json_mode)
+            assert stream is not None  # the session's first stream
+            if json_mode:
+                transport.deliver([decoded], len(request.body))
+                await stream.done.wait()
+                body = stream.events[-1][1] if stream.events else b"{}"
+                answer = loads(body)
+                error = answer.get("error") if isinstance(answer, dict) else None
+                failed = error.get("code") if isinstance(error, dict) else None
+                status = http_status(failed) if type(failed) is int else 200
+                wire.respond(status, body)
+                return True
+            wire.start_sse({})
+            stream.prime(wire)
+            transport.deliver([decoded], len(request.body))
+            return await self._hold(stream, wire)
+        finally:
+            transport.end("the request was answered")
+            self.gateway.forget(session)
 
     async def _get(self, request: Request, wire: Wire) -> bool:
         if not request.accepts("text/event-stream"):
@@ -393,6 +469,20 @@ class HttpGateway:
         while True:
             await asyncio.sleep(interval)
             self._reap_now()
+
+
+_ALL_VERSIONS: Final = _versions.MODERN_VERSIONS + _versions.SUPPORTED_VERSIONS
+
+
+def _modern(version: str | None, messages: list[Any]) -> bool:
+    """Is this POST of the 2026-07-28 era (its header, or the ``_meta`` of its message)?"""
+    if version is not None and (version in _versions.MODERN_VERSIONS or _versions.is_supported(version)):
+        return version in _versions.MODERN_VERSIONS
+    if len(messages) != 1:
+        return False
+    params = messages[0].get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return messages[0].get("method") == "server/discover" or (isinstance(meta, dict) and META_VERSION in meta)
 
 
 def _error_body(message: str) -> bytes:

@@ -111,6 +111,16 @@ class HostBackend(Backend):
                 out.append(item)
         return out
 
+    def tool_schema(self, name: str) -> Any:
+        """The ``inputSchema`` of the tool served as ``name`` (``None``: no such tool)."""
+        for server, info in self.host.get_tools().items():
+            if not self.naming.serves(server):
+                continue
+            for item in info.get("tools") or ():
+                if isinstance(item, dict) and self.naming.outward(server, str(item.get("name"))) == name:
+                    return item.get("inputSchema")
+        return None
+
     async def call_tool(self, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         if self.naming.mode == "search" and name in ("search_tools", "describe_tool", "call_tool"):
             return await self._meta_tool(name, arguments, ctx)
@@ -195,7 +205,7 @@ class HostBackend(Backend):
 
     def _asker(self, server: str, method: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
         for ctx in reversed(self.calling.get(server, ())):
-            if ctx.session.can_ask(method) and not ctx.session.closed:
+            if ctx.can_ask(method) and ctx.reachable:
                 return lambda params: ctx.request(method, params)
         if method == "roots/list":
             for session in reversed(self.sessions):

@@ -76,6 +76,8 @@ __all__ = [
     "header_map",
     "encode_header_value",
     "request_headers",
+    "NAME_PARAM",
+    "SENTINEL",
 ]
 
 META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -111,8 +113,8 @@ DEFAULT_MAX_ROUNDS: Final = 8
 MAX_INPUT_REQUESTS: Final = 32
 #: The client capability an input request needs.
 _NEEDS: Final = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
-#: The param whose value ``Mcp-Name`` carries.
-_NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The param whose value ``Mcp-Name`` carries, by method.
+NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class State(enum.Enum):
@@ -391,7 +393,7 @@ _X_MCP_HEADER: Final = "x-mcp-header"
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: What a header value carries as it is: visible ASCII and inner spaces.
 _SAFE_VALUE: Final = re.compile(r"[\x20-\x7e]*")
-_SENTINEL: Final = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
+SENTINEL: Final = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
 _PRIMITIVE: Final = frozenset({"string", "integer", "boolean"})
 # JSON Schema applicators: their subschemas are schema positions off the ``properties`` chain.
 _ONE: Final = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties", "propertyNames",
@@ -461,7 +463,7 @@ def header_map(input_schema: Any) -> dict[tuple[str, ...], str]:
 
 def encode_header_value(value: str) -> str:
     """``value`` as is when HTTP carries it unchanged; else the base64 sentinel form."""
-    if _SAFE_VALUE.fullmatch(value) and value == value.strip() and not _SENTINEL.fullmatch(value):
+    if _SAFE_VALUE.fullmatch(value) and value == value.strip() and not SENTINEL.fullmatch(value):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
@@ -487,7 +489,7 @@ def request_headers(
     """The HTTP headers of one request: ``MCP-Protocol-Version``, ``Mcp-Method``, and
     ``Mcp-Name``/``Mcp-Param-*`` where they apply."""
     out = [("MCP-Protocol-Version", version), ("Mcp-Method", encode_header_value(method))]
-    field = _NAME_PARAM.get(method)
+    field = NAME_PARAM.get(method)
     if field is not None and params is not None:
         name = params.get(field)
         if type(name) is str:
@@ -502,3 +504,4 @@ def request_headers(
             if rendered is not None:
                 out.append(("Mcp-Param-" + header, encode_header_value(rendered)))
     return out
+

@@ -63,6 +63,15 @@ class RequestContext:
             params["message"] = message  # 2025-03-26 and later
         self.session.notify("notifications/progress", params, related=self.rid)
 
+    @property
+    def reachable(self) -> bool:
+        """Can the client still be asked something for this request?"""
+        return not self.session.closed
+
+    def can_ask(self, method: str) -> bool:
+        """May this request ask the client ``method`` (the capability it needs was declared)?"""
+        return self.session.can_ask(method)
+
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None) -> Any:
         """Ask the client ``method`` on behalf of this request (refused with a clear

@@ -17,8 +17,9 @@ message (a routing or validation mistake is -32602, a downstream JSON-RPC error 
 code), anything else is -32603 "internal error" (logged here with its traceback; the client
 never sees one).
 
-The session is era-shaped: the 2026-07-28 era (``server/discover``, per-request ``_meta``)
-will be a sibling session over the same peer and backend.
+The era is chosen per request: ``server/discover``, and any request whose ``_meta`` names a
+protocol version, is served by :class:`~mcphost.server.modern.ModernServer` (the 2026-07-28
+era) over the same peer and backend.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from ..errors import (
 )
 from ..protocol import jsonrpc
 from ..protocol import versions as _versions
+from ..protocol.modern import META_VERSION
 from ..rpc.calls import Call
 from ..rpc.peer import Peer
 from ..transports.base import Transport
 from .context import RELATED, Backend, RequestContext
+from .modern import ModernServer, RoundStore
 
 __all__ = ["LOG_LEVELS", "ServerLimits", "ServerSession", "TOO_BUSY"]
 
@@ -56,6 +59,9 @@ _RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
 TOO_BUSY: Final = -32000
 #: Which client capability a request to the client needs.
 _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+#: What a 2026-07-28 client hears of only on a ``subscriptions/listen`` stream.
+_CHANGES: Final = frozenset({"notifications/tools/list_changed", "notifications/prompts/list_changed",
+                             "notifications/resources/list_changed", "notifications/resources/updated"})
 
 
 class ServerLimits:
@@ -91,7 +97,7 @@ class ServerSession:
     """One client connection, served (see the module docstring)."""
 
     def __init__(self, transport: Transport, backend: Backend, *, name: str = "client",
-                 limits: ServerLimits | None = None) -> None:
+                 limits: ServerLimits | None = None, rounds: RoundStore | None = None) -> None:
         self.name = name
         self.backend = backend
         self.limits = limits or ServerLimits()
@@ -110,6 +116,8 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         self.in_flight = 0
         self._ended = False
+        #: The 2026-07-28 era's requests (see the module docstring).
+        self.modern = ModernServer(self, rounds)
 
     def start(self) -> None:
         self.peer.start()
@@ -137,7 +145,15 @@ class ServerSession:
     # -- to the client ----------------------------------------------------------------------
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *, related: Any = None) -> None:
-        """Send a notification (dropped once the session is closed)."""
+        """Send a notification (dropped once the session is closed); a change goes on the
+        ``subscriptions/listen`` streams of a 2026-07-28 client instead."""
+        if method in _CHANGES and not self.initialized and self.modern.listening:
+            self.modern.tell(method, params)
+            return
+        self.peer_notify(method, params, related=related)
+
+    def peer_notify(self, method: str, params: dict[str, Any] | None = None, *, related: Any = None) -> None:
+        """Send a notification as it is (dropped once the session is closed)."""
         token = RELATED.set(related)
         try:
             self.peer.notify(method, params)
@@ -189,6 +205,9 @@ class ServerSession:
         elif type(params) is not dict:
             peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: params must be an object")
             return
+        if method == "server/discover" or (method != "initialize" and self._modern(params)):
+            self.modern.handle(rid, method, params)
+            return
         if method == "ping":
             peer.respond(rid, {})
             return
@@ -208,9 +227,17 @@ class ServerSession:
                                               f"(at most {self.limits.max_in_flight} per client)")
             return
         self.in_flight += 1
-        peer.serve(rid, self._run(handler, RequestContext(self, rid, method, params), params))
+        peer.serve(rid, self.run_handler(handler, RequestContext(self, rid, method, params), params))
 
-    async def _run(self, handler: Handler, ctx: RequestContext, params: dict[str, Any]) -> Any:
+    def _modern(self, params: dict[str, Any]) -> bool:
+        meta = params.get("_meta")
+        return type(meta) is dict and META_VERSION in meta
+
+    def handler_for(self, method: str) -> Handler | None:
+        """What serves ``method`` (``None``: nothing here)."""
+        return _HANDLERS.get(method)
+
+    async def run_handler(self, handler: Handler, ctx: RequestContext, params: dict[str, Any]) -> Any:
         try:
             return await handler(self, ctx, params)
         except RpcError:
@@ -282,7 +309,8 @@ class ServerSession:
     def _end(self) -> None:
         if not self._ended:
             self._ended = True
-            if self.initialized:
+            self.modern.close()
+            if self.initialized or self.modern.opened:
                 self.backend.closed(self)
 
 
