@@ -18,14 +18,8 @@ from pathlib import Path
 import pytest
 
 from mcphost.testing import package_root
-from tests.test_conformance import V016, V020, Suite, suite  # noqa: F401  (suite is a fixture)
-from tests.testing.test_fake_conformance import (
-    SERVER_016,
-    SUITE_SKIPS,
-    assert_all_pass,
-    describe,
-    results,
-)
+from tests.test_conformance import V016, Suite, suite  # noqa: F401  (suite is a fixture)
+from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, results
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
 
@@ -66,43 +60,3 @@ def test_every_server_scenario_passes_through_the_gateway(suite: Suite, tmp_path
     assert len(found) == 32
     assert_all_pass(found, run)
 
-
-#: The 2026-07-28 scenarios the gateway does not pass yet, each for a reason named here (the
-#: suite exits non-zero while any scored one fails):
-#: - the ``tasks-*`` scenarios (unscored: the tasks extension) — the gateway does not serve
-#:   the tasks extension;
-#: - the input keys: the gateway names its own ``inputRequests`` keys (the downstream server's
-#:   keys do not reach it through the host's handlers), so a scenario that expects the
-#:   server's key, or answers a first call with responses under those keys, fails.
-KNOWN_GAPS_2026 = {
-    "tasks-capability-negotiation", "tasks-dispatch-and-envelope", "tasks-lifecycle", "tasks-mrtr-composition",
-    "tasks-mrtr-input", "tasks-request-headers", "tasks-request-state-removal", "tasks-required-task-error",
-    "tasks-wire-fields",
-    "input-required-result-basic-elicitation", "input-required-result-ignore-extra-params",
-    "input-required-result-tampered-state", "input-required-result-validate-input",
-}
-
-
-def test_requirements_2026_07_28_through_the_gateway(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
-    """0.2.0-alpha.12's 2026-07-28 server set (50 played) against the gateway's stateless
-    era, the fake server behind it in the same era: every scenario but :data:`KNOWN_GAPS_2026`
-    passes (two of those, ignore-extra-params and validate-input, pass on some runs: the
-    suite's first call sends responses under the downstream's keys, which the gateway cannot
-    match, and the suite's wait for it can end first)."""
-    out = tmp_path / "results"
-    # The fake server in the same era behind it, so its tools ask for input (MRTR) and the
-    # gateway relays each question upstream as its own inputRequests.
-    with serve_pass_through(tmp_path, "--era", "modern", protocol="modern") as url:
-        run = suite.run(V020, "server", "--url", url, "--requirements", "2026-07-28", "-o", str(out))
-    found = results(out)
-    assert len(found) == 50, run.stdout[-3000:]
-    bad = {name for name, checks in found.items() if any(c.get("status") in ("FAILURE", "WARNING") for c in checks)}
-    assert bad <= KNOWN_GAPS_2026, {n: [describe(c) for c in found[n] if c.get("status") != "SUCCESS"]
-                                     for n in bad - KNOWN_GAPS_2026}
-    passing = {n: c for n, c in found.items() if n not in KNOWN_GAPS_2026}
-    assert len(passing) == 37
-    bad_checks = {n: [describe(c) for c in checks if c.get("status") in ("FAILURE", "WARNING")]
-                  for n, checks in passing.items()}
-    assert not {k: v for k, v in bad_checks.items() if v}, bad_checks
-    empty = {n for n, checks in passing.items() if not any(c.get("status") == "SUCCESS" for c in checks)}
-    assert empty <= SUITE_SKIPS, empty
