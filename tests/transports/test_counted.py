@@ -92,6 +92,7 @@ async def test_a_big_message_is_decoded_in_slices_and_one_that_is_not_json_raise
 
 async def test_the_collector_is_held_off_while_big_messages_are_decoded_and_left_as_it_was() -> None:
     log = Log()
+    frozen = gc.get_freeze_count()  # (Python 3.12 starts with some objects frozen)
     order = InOrder("s", log.deliver, log.refuse)
     seen: list[bool] = []
     order.push([big(1, 200_000)])
@@ -100,7 +101,7 @@ async def test_the_collector_is_held_off_while_big_messages_are_decoded_and_left
     order.then(lambda: seen.append(gc.isenabled()))
     await order.settle(30)
     await other.settle(30)
-    assert seen == [False] and gc.isenabled() and gc.get_freeze_count() == 0
+    assert seen == [False] and gc.isenabled() and gc.get_freeze_count() == frozen
     assert [m["id"] for m in log.decoded] == [1, 2]
     gc.disable()  # the application's own choice is kept
     try:

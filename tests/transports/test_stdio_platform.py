@@ -327,7 +327,7 @@ def test_the_platform_room_imports_where_posix_calls_do_not_exist(tmp_path: Any)
     from pathlib import Path
 
     code = (
-        "import os, signal, sys, asyncio, subprocess  # the standard library is Windows-ready there\n"
+        "import os, signal, sys, asyncio, subprocess, shutil  # the standard library is Windows-ready there\n"
         "for name in ('SIGKILL', 'SIGXCPU'):\n"
         "    delattr(signal, name)\n"
         "for name in ('killpg', 'setsid', 'WNOHANG', 'getpgid'):\n"
