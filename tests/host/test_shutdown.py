@@ -161,6 +161,10 @@ async def test_a_library_applications_second_ctrl_c_kills_every_server_at_once(r
     polite = fake({"tools": [ECHO_TOOL]}, spawnChild=True) if runner == "fake" else NPM_EXEC
     app = str(Path(__file__).resolve().parent.parent / "data" / "library_app.py")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    # Under coverage a child Python gets coverage's own SIGTERM handler (it writes its data):
+    # this application's SIGTERM must be the host's, as in real life, so it runs unmeasured.
+    env.pop("COVERAGE_PROCESS_CONFIG", None)
+    env.pop("COVERAGE_PROCESS_START", None)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, app, json.dumps(fake_config(polite=polite, stubborn=stubborn)),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env)
