@@ -80,8 +80,8 @@ class Listener:
             self.open -= 1
             self._tasks.discard(task)
             writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            with contextlib.suppress(Exception):  # bounded: a client that reads nothing holds unsent bytes
+                await asyncio.wait_for(writer.wait_closed(), 5)
 
 
 # -- requests -------------------------------------------------------------------------------------
