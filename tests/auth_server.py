@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -46,23 +45,11 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from http_listener import Listener, Request, plain, read_request
+
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-REASONS = {200: "OK", 201: "Created", 202: "Accepted", 302: "Found", 400: "Bad Request", 401: "Unauthorized",
-           403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed"}
 TOOLS = [{"name": n, "description": f"The {n} tool", "inputSchema": {"type": "object"}}
          for n in ("echo", "whoami", "admin")]
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: bytes
-
-    def form(self) -> dict[str, str]:
-        return dict(urllib.parse.parse_qsl(self.body.decode()))
 
 
 @dataclass
@@ -86,15 +73,8 @@ class Grant:
     redirect_uri: str | None = None
 
 
-def response(status: int, body: bytes = b"", ctype: str = "application/json",
-             extra: list[tuple[str, str]] | None = None) -> bytes:
-    lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}", f"Content-Type: {ctype}",
-             f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in extra or [])]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-
-
 def jsonbody(status: int, value: Any, extra: list[tuple[str, str]] | None = None) -> bytes:
-    return response(status, json.dumps(value).encode(), "application/json", extra)
+    return plain(status, json.dumps(value).encode(), "application/json", extra)
 
 
 async def near_expiry(store: Any, server: str, left: float = 30.0) -> None:
@@ -140,28 +120,17 @@ class AuthServer:
         self.refresh_tokens: dict[str, Grant] = {}
         self._seen: set[str] = set()  # every secret issued or received
         self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._listener: asyncio.Server | None = None
+        self._listener = Listener(self._serve)
         self._changed: asyncio.Event | None = None
 
     # -- life -------------------------------------------------------------------------------
 
     async def __aenter__(self) -> AuthServer:
-        self._listener = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._listener.sockets[0].getsockname()[1]
+        self.port = await self._listener.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._listener is not None:
-            self._listener.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._listener is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._listener.wait_closed(), 5)
-            self._listener = None
+        await self._listener.close()
 
     @property
     def origin(self) -> str:
@@ -239,38 +208,18 @@ class AuthServer:
     # -- HTTP -------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            while True:
-                try:
-                    raw = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-                    return
-                lines = raw.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                parts = urllib.parse.urlsplit(target)
-                request = Request(method, parts.path, dict(urllib.parse.parse_qsl(parts.query)), headers, body)
-                self.log.append(request)
-                reply = self._route(request)
-                if self.hang is not None and request.path == "/mcp" and reply.startswith(b"HTTP/1.1 200"):
-                    await self.hang.wait()  # an MCP server that answers nothing once authorized
-                writer.write(reply)
-                await writer.drain()
-                if self._changed is not None:
-                    self._changed.set()
-                if headers.get("connection", "").lower() == "close":
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            return
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+        while True:
+            request = await read_request(reader)
+            self.log.append(request)
+            reply = self._route(request)
+            if self.hang is not None and request.path == "/mcp" and reply.startswith(b"HTTP/1.1 200"):
+                await self.hang.wait()  # an MCP server that answers nothing once authorized
+            writer.write(reply)
+            await writer.drain()
+            if self._changed is not None:
+                self._changed.set()
+            if request.headers.get("connection", "").lower() == "close":
+                return
 
     def _route(self, req: Request) -> bytes:
         path = req.path
@@ -287,7 +236,7 @@ class AuthServer:
             return self._token(req)
         if path == base + "/register" and req.method == "POST" and self.dcr:
             return self._register(req)
-        return response(404, b"not found", "text/plain")
+        return plain(404, b"not found")
 
     # -- metadata ---------------------------------------------------------------------------
 
@@ -329,7 +278,7 @@ class AuthServer:
         client = self._known(q.get("client_id", ""))
         redirect = q.get("redirect_uri", "")
         if client is None or (client.redirect_uris and redirect not in client.redirect_uris) or not redirect:
-            return response(400, b"unknown client or redirect_uri", "text/plain")
+            return plain(400, b"unknown client or redirect_uri")
         self.authorizations += 1
         back: dict[str, str] = {}
         if self.deny:
@@ -347,7 +296,7 @@ class AuthServer:
         if self.send_iss:
             back["iss"] = "https://elsewhere.example" if self.wrong_iss else self.issuer
         sep = "&" if "?" in redirect else "?"
-        return response(302, b"", "text/plain", [("Location", redirect + sep + urllib.parse.urlencode(back))])
+        return plain(302, extra=[("Location", redirect + sep + urllib.parse.urlencode(back))])
 
     def _known(self, client_id: str) -> Client | None:
         """A registered client, or (``cimd``) a Client ID Metadata Document URL: a public
@@ -457,21 +406,19 @@ class AuthServer:
             grant = None
         if grant is None:
             body = f"invalid token {token}".encode() if self.echo == "401" and token else b""
-            return response(401, body, "text/plain",
-                            [("WWW-Authenticate", self._challenge("invalid_token" if token else None,
-                                                                  self.challenge_scope))])
+            return plain(401, body, extra=[("WWW-Authenticate", self._challenge("invalid_token" if token else None,
+                                                                                self.challenge_scope))])
         if req.method == "GET":
-            return response(405, b"", "text/plain", [("Allow", "POST, DELETE")])
+            return plain(405, extra=[("Allow", "POST, DELETE")])
         if req.method == "DELETE":
-            return response(200)
+            return plain(200, ctype="application/json")
         msg = json.loads(req.body)
         if "id" not in msg or "method" not in msg:
-            return response(202)
+            return plain(202, ctype="application/json")
         method, params = msg["method"], msg.get("params") or {}
         if method == "tools/call" and params.get("name") == "admin" and "admin" not in grant.scope.split():
             wanted = " ".join(dict.fromkeys([*grant.scope.split(), "admin"]))
-            return response(403, b"", "text/plain",
-                            [("WWW-Authenticate", self._challenge("insufficient_scope", wanted))])
+            return plain(403, extra=[("WWW-Authenticate", self._challenge("insufficient_scope", wanted))])
         if method == "tools/call" and self.echo == "error":
             return jsonbody(200, {"jsonrpc": "2.0", "id": msg["id"],
                                   "error": {"code": -32000, "message": f"bad token {token}", "data": header}})

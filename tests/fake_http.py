@@ -28,11 +28,10 @@ import itertools
 import json
 import os
 import threading
-import urllib.parse
 from typing import Any
 
+from http_listener import SSE_HEAD, Listener, chunk, event, plain, read_request
 from inprocess import LineOutput, spec_of
-from remote_server import SSE_HEAD, chunk, event, plain
 
 from mcphost._json import dumps
 from mcphost.testing.server import FakeServer
@@ -121,26 +120,16 @@ class FakeHttpFront:
         self.specs: dict[str, Msg] = {}
         self.sessions: dict[str, Session] = {}
         self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._listener: asyncio.Server | None = None
+        self._listener = Listener(self._serve)
 
     async def __aenter__(self) -> FakeHttpFront:
-        self._listener = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._listener.sockets[0].getsockname()[1]
+        self.port = await self._listener.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         for session in self.sessions.values():
             session.close()
-        if self._listener is not None:
-            self._listener.close()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._listener is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._listener.wait_closed(), 5)
+        await self._listener.close()
 
     def config(self, cfg: Msg, transport: str) -> Msg:
         """``cfg`` (fake server entries under ``mcpServers``) with every entry served here
@@ -157,29 +146,12 @@ class FakeHttpFront:
     # -- HTTP -------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        try:
-            while True:
-                raw = await reader.readuntil(b"\r\n\r\n")
-                lines = raw.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                url = urllib.parse.urlsplit(target)
-                _, room, key = [*url.path.split("/"), "", ""][:3]
-                query = dict(urllib.parse.parse_qsl(url.query))
-                if not await self._route(method, room, key, query, headers, body, reader, writer):
-                    return
-                await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.CancelledError):
-            return
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+        while True:
+            req = await read_request(reader)
+            _, room, key = [*req.path.split("/"), "", ""][:3]
+            if not await self._route(req.method, room, key, req.query, req.headers, req.body, reader, writer):
+                return
+            await writer.drain()
 
     async def _route(self, method: str, room: str, key: str, query: dict[str, str], headers: dict[str, str],
                      body: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:

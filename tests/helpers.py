@@ -112,6 +112,20 @@ NPX = shutil.which("npx")
 needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not installed: interop tests need Node")
 
 
+def clocked(host: Any) -> list[float]:
+    """Replace the waiting of ``host`` (an ``MCPHost``: its supervisor's ``sleep``) by a record
+    of the delays asked for, with no jitter: every backoff is exact, and no test waits for it."""
+    delays: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        delays.append(seconds)
+        await asyncio.sleep(0)
+
+    host.supervisor.sleep = sleep
+    host.supervisor.random = lambda: 0.0
+    return delays
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on now (a server may still lose it to a race)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -3,7 +3,7 @@
 Stdlib only (asyncio streams), on 127.0.0.1 with a free port. It answers ``initialize``,
 ``tools/list`` (``echo``, and ``hang``, never answered), ``tools/call`` and ``ping`` with JSON, notifications
 and responses with 202, and counts what a hostile server would want to know: the
-connections open at once (``open``, ``peak``), the GET streams opened (``gets``, with their
+connections open at once (``peak``), the GET streams opened (``gets``, with their
 times). What it does wrong is given by its switches:
 
 - ``read_answers=False``: a POST carrying a response (an answer to the server's own
@@ -25,29 +25,22 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n")
+from http_listener import SSE_HEAD, Listener, chunk, event, plain, read_request
+
+__all__ = ["SSE_HEAD", "HostileServer", "chunk", "hold_open", "ping", "sse_event"]
+
 ECHO = {"name": "echo", "inputSchema": {"type": "object"}}
 HANG = {"name": "hang", "inputSchema": {"type": "object"}}
 
 
-def chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
 def sse_event(msg: Any, event_id: str | None = None, retry: int | None = None) -> bytes:
-    out = b""
-    if event_id is not None:
-        out += b"id: " + event_id.encode() + b"\n"
-    if retry is not None:
-        out += b"retry: %d\n" % retry
-    return chunk(out + b"data: " + json.dumps(msg).encode() + b"\n\n")
+    """``msg`` as one SSE event in a chunk."""
+    return chunk(event(json.dumps(msg), event_id, retry=retry))
 
 
-def response(status: int, body: bytes = b"", extra: str = "") -> bytes:
-    reason = {200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}[status]
-    ctype = "Content-Type: application/json\r\n" if body else ""
-    return f"HTTP/1.1 {status} {reason}\r\n{ctype}{extra}Content-Length: {len(body)}\r\n\r\n".encode() + body
+def answer(msg: Any, extra: list[tuple[str, str]] | None = None) -> bytes:
+    """A 200 with ``msg`` as its JSON body."""
+    return plain(200, json.dumps(msg).encode(), "application/json", extra)
 
 
 GetHandler = Callable[["HostileServer", asyncio.StreamWriter, int], Awaitable[bool]]
@@ -64,8 +57,6 @@ class HostileServer:
         self.on_get = on_get
         self.stale_status = stale_status
         self.keep_sessions = keep_sessions
-        self.open = 0
-        self.peak = 0
         self.gets = 0
         self.get_times: list[float] = []
         self.answers = 0
@@ -73,22 +64,20 @@ class HostileServer:
         self.sessions: set[str] = set()
         self._ids = itertools.count(1)
         self._never = asyncio.Event()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._server: asyncio.Server | None = None
+        self._listener = Listener(self._serve)
         self.port = 0
 
     async def __aenter__(self) -> HostileServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = await self._listener.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
+        await self._listener.close()
+
+    @property
+    def peak(self) -> int:
+        """The most connections open at once."""
+        return self._listener.peak
 
     @property
     def url(self) -> str:
@@ -99,36 +88,20 @@ class HostileServer:
         self.sessions.clear()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self.open += 1
-        self.peak = max(self.peak, self.open)
-        try:
-            while True:
-                raw = await reader.readuntil(b"\r\n\r\n")
-                lines = raw.decode("latin-1").split("\r\n")
-                method = lines[0].split(" ", 1)[0]
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                if method == "GET":
-                    self.gets += 1
-                    self.get_times.append(asyncio.get_running_loop().time())
-                    if self.on_get is None:
-                        writer.write(response(405))
-                    elif not await self.on_get(self, writer, self.gets):
-                        return
-                elif method == "DELETE":
-                    writer.write(response(200))
-                elif not await self._post(json.loads(body), headers.get("mcp-session-id"), writer):
+        while True:
+            req = await read_request(reader)
+            if req.method == "GET":
+                self.gets += 1
+                self.get_times.append(asyncio.get_running_loop().time())
+                if self.on_get is None:
+                    writer.write(plain(405))
+                elif not await self.on_get(self, writer, self.gets):
                     return
-                await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, asyncio.CancelledError):
-            return
-        finally:
-            self.open -= 1
-            self._tasks.discard(task)
-            writer.close()
+            elif req.method == "DELETE":
+                writer.write(plain(200))
+            elif not await self._post(json.loads(req.body), req.headers.get("mcp-session-id"), writer):
+                return
+            await writer.drain()
 
     async def _post(self, msg: Any, sid: str | None, writer: asyncio.StreamWriter) -> bool:
         self.posts.append(msg)
@@ -138,21 +111,21 @@ class HostileServer:
                 self.sessions.add(sid)
             result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                       "serverInfo": {"name": "hostile", "version": "1"}}
-            writer.write(response(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode(),
-                                  f"Mcp-Session-Id: {sid}\r\n"))
+            writer.write(answer({"jsonrpc": "2.0", "id": msg["id"], "result": result}, [("Mcp-Session-Id", sid)]))
             return True
         if sid not in self.sessions:
             error = {"code": -32000, "message": "Bad Request: No valid session ID provided"}
-            writer.write(response(self.stale_status, json.dumps({"jsonrpc": "2.0", "error": error, "id": None}).encode()))
+            writer.write(plain(self.stale_status, json.dumps({"jsonrpc": "2.0", "error": error, "id": None}).encode(),
+                               "application/json"))
             return True
         if "method" not in msg:
             self.answers += 1
             if not self.read_answers:
                 await self._never.wait()  # the answer is never taken: the connection stays busy
-            writer.write(response(202))
+            writer.write(plain(202))
             return True
         if "id" not in msg:
-            writer.write(response(202))
+            writer.write(plain(202))
             return True
         if (msg["method"] == "tools/call" and msg["params"]["name"] == "hang") or (
                 msg["method"] == "ping" and not self.answer_pings):
@@ -162,7 +135,7 @@ class HostileServer:
             result = {"tools": [ECHO, HANG]}
         elif msg["method"] == "tools/call":
             result = {"content": [{"type": "text", "text": json.dumps(msg["params"].get("arguments", {}))}]}
-        writer.write(response(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()))
+        writer.write(answer({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
         return True
 
 

@@ -40,27 +40,14 @@ import contextlib
 import itertools
 import json
 import ssl
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
+
+from http_listener import SSE_HEAD, Listener, Request, chunk, event, head, plain, read_request
 
 ECHO = {"name": "echo", "description": "Echo the arguments", "inputSchema": {"type": "object"}}
 TOOLS = [ECHO] + [{"name": n, "inputSchema": {"type": "object"}} for n in ("progress", "ask", "notify")]
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-REASONS = {200: "OK", 202: "Accepted", 307: "Temporary Redirect", 400: "Bad Request", 404: "Not Found",
-           405: "Method Not Allowed", 500: "Internal Server Error", 503: "Service Unavailable"}
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass
@@ -71,36 +58,6 @@ class Stream:
     events: list[tuple[str, str]] = field(default_factory=list)  # (id, data)
     answer: dict[str, Any] | None = None  # a response held back by a fault
     stops: int = 0
-
-
-def head(status: int, headers: list[tuple[str, str]]) -> bytes:
-    lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"] + [f"{k}: {v}" for k, v in headers]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def plain(status: int, body: bytes = b"", ctype: str = "text/plain", extra: list[tuple[str, str]] | None = None) -> bytes:
-    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))] + (extra or [])
-    return head(status, headers) + body
-
-
-def chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
-def event(data: str, event_id: str | None = None, name: str | None = None, retry: int | None = None) -> bytes:
-    out = ""
-    if name:
-        out += f"event: {name}\n"
-    if event_id is not None:
-        out += f"id: {event_id}\n"
-    if retry is not None:
-        out += f"retry: {retry}\n"
-    out += "".join(f"data: {line}\n" for line in data.split("\n"))
-    return (out + "\n").encode()
-
-
-SSE_HEAD = head(200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-                      ("Transfer-Encoding", "chunked")])
 
 
 class RemoteServer:
@@ -128,37 +85,30 @@ class RemoteServer:
         self.received: list[dict[str, Any]] = []  # every JSON-RPC message received
         self.sessions: set[str] = set()
         self.deleted: list[str] = []
-        self.connections = 0
         self._ids = itertools.count(1)
         self._streams: dict[int, Stream] = {}
         self._get_queues: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
         self._legacy: dict[str, asyncio.Queue[dict[str, Any] | None]] = {}
         self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._listener: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # answers of the legacy transport
+        self._listener = Listener(self._serve, ssl_context=ssl_context)
         self.get_opened = asyncio.Event()
 
     # -- life -------------------------------------------------------------------------------
 
     async def __aenter__(self) -> RemoteServer:
-        self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self.port, ssl=self.ssl_context)
-        self.port = self._listener.sockets[0].getsockname()[1]
+        self.port = await self._listener.start(self.port)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
+        await self._listener.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._listener is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._listener.wait_closed(), 5)
-            self._listener = None
 
     @property
     def scheme(self) -> str:
@@ -195,35 +145,11 @@ class RemoteServer:
     # -- HTTP -------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self.connections += 1
-        try:
-            while True:
-                try:
-                    raw = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-                    return
-                lines = raw.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
-                parts = urllib.parse.urlsplit(target)
-                query = dict(urllib.parse.parse_qsl(parts.query))
-                request = Request(method, parts.path, query, headers, body)
-                self.log.append(request)
-                if not await self._route(request, writer):
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            return
-        except asyncio.CancelledError:
-            return  # the server closes (a handler that ends cancelled is logged by asyncio)
-        finally:
-            self._tasks.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+        while True:
+            request = await read_request(reader)
+            self.log.append(request)
+            if not await self._route(request, writer):
+                return
 
     async def _route(self, req: Request, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; false: close the connection."""

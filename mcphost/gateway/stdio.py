@@ -140,11 +140,7 @@ class PipeTransport(GoneOnce):
         if not messages:
             return
         self._stats["messages_in"] += len(messages)
-        receiver = self._receiver
-        if receiver is None:
-            self._early.extend(messages)
-        else:
-            receiver.on_messages(messages)
+        self._hand_over(messages)
 
     def _answer_error(self, rid: Any, code: int, message: str) -> None:
         self.send(dumps(jsonrpc.error_response(rid, code, message)))

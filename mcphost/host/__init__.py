@@ -2,6 +2,7 @@
 
 ``facade`` (``MCPHost``: the public API, named collaborators, ``call_tool``), ``lifecycle``
 (the host's state and its commands), ``supervisor`` (start, stop, restart, states),
+``connector`` (how one start connects: transport, session wired to the host, discovery),
 ``eras`` (the era of each http origin, remembered),
 ``startclock`` (the start-up timeout, stopped while a person logs in), ``startup_errors`` (what a failed start says), ``signals`` (the application's SIGTERM: shut
 down, then die of it), ``options`` (the constructor's options, checked), ``renewal`` (what

@@ -1,8 +1,8 @@
 """Starting, stopping and restarting servers: the only owner of their states.
 
-Layer 4. The supervisor builds a server's transport (through the factory: it never names
-one) and a new :class:`~mcphost.client.session.ClientSession` for every start, runs the
-handshake and discovery within the server's start-up ``timeout``, and moves the server
+Layer 4. For every start the supervisor has its :class:`~mcphost.host.connector.Connector`
+build a transport and a new session and run the handshake and discovery, within the
+server's start-up ``timeout`` (tried again per the retry policy), and moves the server
 through the transitions of :mod:`~mcphost.protocol.lifecycle` — each one checked, logged
 and emitted as a ``state_changed`` event. Servers start in dependency layers, each layer
 in parallel; shutdown stops every server in parallel, in a task of its own so a cancelled
@@ -22,8 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._json import MAX_TOKENS
-from ..client.renewal import RenewalPolicy
-from ..client.session import ClientSession
 from ..errors import (
     ConfigurationError,
     MCPHostError,
@@ -35,19 +33,21 @@ from ..logs import STATE_EVENTS
 from ..policy import NO_RETRY, RetryPolicy
 from ..protocol import lifecycle
 from ..protocol.lifecycle import ServerState
-from . import eras, startup_errors
+from . import startup_errors
+from .connector import Connector
 from .handle import ServerHandle
 from .handlers import Handlers
 from .local import LocalServer
 from .readcache import ReadCache
 from .recovery import Recovery, grace
 from .registry import Registry
-from .renewal import session_renewed, stop_reapplying
+from .renewal import stop_reapplying
 from .secrets import Redactor
 from .signals import SigtermShutdown
 from .startclock import StartClocks
 
 if TYPE_CHECKING:
+    from ..client.session import ClientSession
     from ..config import ServerConfig
     from ..transports.base import AuthHooks, Transport
 
@@ -87,15 +87,18 @@ class Supervisor:
                 f"validate_messages must be 'strict', 'lenient' or 'off', not {validate_messages!r}"
             )
         self.servers = servers
-        self.environ = environ
-        self.max_message_size = max_message_size
-        self.max_message_tokens = max_message_tokens  # of a message over 1 MiB (Bounds)
-        self.inherit_env = inherit_env
         #: The host's: secrets out of logs and errors (filled when the configuration is loaded).
         self.redactor = redactor
         self.starts = StartClocks()  # start-up clocks, stopped while a person logs in
-        #: What remote servers' authorizers need of the host (on_authorize, the token store).
-        self.auth = self.starts.told_by(auth)
+        #: How a start connects: transport, session wired to the host, discovery.
+        self.connector = Connector(
+            handlers=handlers, registry=registry, reads=reads, redactor=redactor,
+            transport_factory=transport_factory, environ=environ, max_message_size=max_message_size,
+            max_message_tokens=max_message_tokens, inherit_env=inherit_env, client_info=client_info,
+            validate_messages=validate_messages, local=local, trace_bodies=trace_bodies,
+            auth=self.starts.told_by(auth),  # a login stops the start-up clock
+            on_closed=self._on_closed, on_timeout=self._on_timeout,
+        )
         self.unavailable_after_timeouts = unavailable_after_timeouts
         #: Seconds of silence after which a ready remote server is pinged (0: never, FR6.8).
         self.keepalive = keepalive
@@ -103,11 +106,7 @@ class Supervisor:
         self._closing: set[asyncio.Task[None]] = set()
         self.handlers = handlers
         self.registry = registry
-        self.transport_factory = transport_factory
-        self.client_info = client_info
-        self.validate_messages = validate_messages
         self.handle_signals = handle_signals
-        self.eras = eras.EraMemory()  # the era of each http origin, once probed
         #: The SIGTERM handler and the shutdown task it starts (installed by start_all).
         self.sigterm = SigtermShutdown(self._shutdown_host, self.kill_now)
         self._shutdown_task: asyncio.Task[None] | None = None
@@ -123,14 +122,8 @@ class Supervisor:
         self.random: Callable[[], float] = random.random
         self.clock: Callable[[], float] = time.monotonic
         self.recovery = Recovery(self)
-        #: The host's cache of reads and prompts: told of list changes and restarts here.
+        #: The host's cache of reads and prompts: told of restarts here.
         self.reads = reads
-        #: The wire trace (mcphost.wire.<name> at DEBUG) includes message bodies.
-        self.trace_bodies = trace_bodies
-        #: The host's servers of the application's own tools (register_tools), by name.
-        self.local = local
-        #: How a session an HTTP server dropped is renewed (delays and bounds).
-        self.renewal = RenewalPolicy()
 
     # -- states ---------------------------------------------------------------------------
 
@@ -319,7 +312,7 @@ class Supervisor:
             timeout = max(left or 0.0, 0.0)
         began = time.monotonic()
         try:
-            await self.starts.run(handle.name, self._connect(handle), timeout)  # not counting a login
+            await self.starts.run(handle.name, self.connector.connect(handle), timeout)  # not counting a login
         except asyncio.TimeoutError as exc:
             if isinstance(exc, MCPHostError):
                 # A request of the start (initialize, a list) hit its request timeout: not
@@ -350,66 +343,6 @@ class Supervisor:
         err.__cause__ = exc  # chained before the redactor sees it: a traceback shows the cause cleaned
         await self._fail(handle, err)
         raise err from exc
-
-    def _make_transport(self, handle: ServerHandle) -> Transport:
-        config = handle.config
-        # The application's own tools are always served in process, whatever the factory.
-        if self.transport_factory is not None and config.name not in self.local:
-            return self.transport_factory(config)
-        from ..transports.factory import make_transport
-
-        return make_transport(
-            config, environ=self.environ, max_message_size=self.max_message_size,
-            max_message_tokens=self.max_message_tokens, inherit_env=self.inherit_env, redact=self.redactor.text,
-            shutdown_timeout=handle.shutdown_timeout, auth=self.auth,
-            in_process={name: local.serve for name, local in self.local.items()},
-        )
-
-    async def _connect(self, handle: ServerHandle) -> None:
-        transport = self._make_transport(handle)
-        trace = transport.trace
-        if trace is not None:
-            trace.bodies = self.trace_bodies
-        handle.transport = transport
-        handle.live = True
-        await transport.start()
-        name = handle.name
-        handlers = self.handlers
-        transport.watch_stream(handlers.stream_events(name))
-
-        async def on_request(method: str, params: dict[str, Any]) -> Any:
-            return await handlers.answer(name, method, params)
-
-        def on_notification(method: str, params: dict[str, Any]) -> None:
-            self.reads.notified(name, method, params)
-            if not self.registry.changed(handle, method):
-                handlers.notified(name, method, params)
-
-        session = ClientSession(
-            name,
-            transport,
-            client_info=self.client_info,
-            capabilities_for=handlers.capabilities_for,
-            request_timeout=handle.request_timeout,
-            validate_messages=self.validate_messages,
-            on_request=on_request,
-            on_notification=on_notification,
-            on_closed=lambda err: self._on_closed(handle, session, err),
-            on_timeout=lambda method: self._on_timeout(handle, session, method),
-            protocol=self.eras.setting(handle.config),
-        )
-        session.forward_progress = bool(handlers.progress)
-        session.renewal_policy = self.renewal
-        session.on_renewed = lambda summary: session_renewed(
-            handle, session, summary, registry=self.registry, handlers=handlers)
-        handle.session = session
-        handle.timeouts = 0
-        self.redactor.install()  # the server's own logger exists now
-        await self.eras.open(handle.config, session)
-        # A modern server tells of changes on a subscriptions/listen stream: opened now, with
-        # the subscriptions the application has (a restarted server's stream names them again).
-        session.listen(handle.subscriptions)
-        await self.registry.discover(handle, session)
 
     async def _fail(self, handle: ServerHandle, err: MCPHostError) -> None:
         self.redactor.error(err)

@@ -300,7 +300,8 @@ class BaseTransport:
 class GoneOnce(BaseTransport):
     """What every transport does the same way: tell its receiver ``on_gone`` exactly once,
     and never after :meth:`Transport.aclose` began (``_closing``). A ``Gone`` that comes
-    before there is a receiver is kept for it (``_gone_told`` stays false)."""
+    before there is a receiver is kept for it (``_gone_told`` stays false), and so are the
+    messages read before it (:meth:`_hand_over`)."""
 
     _gone: Gone | None
     _gone_told: bool
@@ -317,6 +318,14 @@ class GoneOnce(BaseTransport):
         if self._gone is not None and not self._gone_told:
             self._gone_told = True
             receiver.on_gone(self._gone)
+
+    def _hand_over(self, messages: list[Any]) -> None:
+        """Give decoded messages to the receiver, or keep them for it until it is set."""
+        receiver = self._receiver
+        if receiver is None:
+            self._early.extend(messages)
+        else:
+            receiver.on_messages(messages)
 
     def _tell_gone(self, gone: Gone) -> None:
         if self._gone is not None or self._closing:

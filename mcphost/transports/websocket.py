@@ -216,10 +216,7 @@ class WebSocketTransport(GoneOnce):
                                    self.name, self._not_json.suffix())
         if messages and self._gone is None:
             self._stats["messages_in"] += len(messages)
-            if self._receiver is None:
-                self._early.extend(messages)
-            else:
-                self._receiver.on_messages(messages)
+            self._hand_over(messages)
 
     def _too_many_tokens(self, payload: Raw, reason: str) -> None:
         from_server, rid = oversized_target(head_of(payload))

@@ -176,7 +176,7 @@ async def test_a_host_gives_up_renewing_and_marks_the_server_unavailable_with_th
     async with RemoteServer() as server:
         events: list[dict[str, Any]] = []
         host = MCPHost(config(server.url), retry=NO_RETRY)
-        host.supervisor.renewal = RenewalPolicy(max_in_row=2, backoff=Backoff(initial=0.01, jitter=0.0),
+        host.supervisor.connector.renewal = RenewalPolicy(max_in_row=2, backoff=Backoff(initial=0.01, jitter=0.0),
                                                 min_interval=0.0)
         host.on_event(events.append)
         async with host:

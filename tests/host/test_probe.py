@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import HostEvents, wait_for
+from helpers import HostEvents, clocked, wait_for
 from hostile_http import HostileServer
 
 from mcphost import MCPHost, ServerUnavailableError, TimeoutError
@@ -19,17 +19,6 @@ from mcphost.protocol.lifecycle import ServerState
 
 def config(url: str, **extra: Any) -> dict[str, Any]:
     return {"mcpServers": {"h": {"url": url, "timeout": 10, "requestTimeout": 0.3, **extra}}}
-
-
-def clocked(host: MCPHost) -> list[float]:
-    delays: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        delays.append(seconds)
-        await asyncio.sleep(0)
-
-    host.supervisor.sleep = sleep
-    return delays
 
 
 async def test_a_server_that_timed_out_once_answers_a_ping_and_is_ready_again() -> None:

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import HostEvents, wait_for
+from helpers import HostEvents, clocked, wait_for
 from scripted import MethodError, Script, scripted_host
 
 from mcphost import MCPHost, ServerError, ServerStartupError, ServerUnavailableError, TimeoutError
@@ -40,19 +40,6 @@ class Flaky(Script):
                 self.end.peer_gone("server exited")
                 return
         super().on_messages(messages)
-
-
-def clocked(host: MCPHost) -> list[float]:
-    """Replace the host's waiting by a record of the delays asked for; no jitter."""
-    delays: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        delays.append(seconds)
-        await asyncio.sleep(0)
-
-    host.supervisor.sleep = sleep
-    host.supervisor.random = lambda: 0.0
-    return delays
 
 
 def events(host: MCPHost) -> HostEvents:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 # Before fastmcp is imported: no banner, no update check, quiet logs.
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
@@ -27,17 +26,9 @@ os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
 import mcp.types as types
 from fastmcp import Context, FastMCP
 from fastmcp.tools import ToolResult
-from peer_tools import BAD_SCHEMA, register
+from peer_tools import BAD_SCHEMA, quiet_deprecations, register
 
-try:
-    from mcp.shared.exceptions import MCPDeprecationWarning
-except ImportError:  # mcp 1
-    MCPDeprecationWarning = DeprecationWarning  # type: ignore[assignment,misc]
-
-# Logging and sampling are "deprecated as of 2026-07-28" in mcp 2 (MCPDeprecationWarning, a
-# UserWarning): they are what this peer exercises, over the handshake era the host speaks.
-warnings.simplefilter("ignore", MCPDeprecationWarning)
-warnings.simplefilter("ignore", DeprecationWarning)
+quiet_deprecations()
 
 NAME = "fastmcp-peer"
 

@@ -18,10 +18,22 @@ both. Each peer adds what its library spells its own way (``bad_output``, ``togg
 # a tool's ``Context`` annotation must be the very class of the server's library.
 
 import asyncio
+import warnings
 from typing import Any
 
 import mcp.types as types
 from pydantic import BaseModel, Field
+
+
+def quiet_deprecations() -> None:
+    """Logging and sampling are "deprecated as of 2026-07-28" in mcp 2 (MCPDeprecationWarning,
+    a UserWarning): they are what the peers exercise, over the handshake era the host speaks."""
+    try:
+        from mcp.shared.exceptions import MCPDeprecationWarning
+    except ImportError:  # mcp 1
+        MCPDeprecationWarning = DeprecationWarning  # type: ignore[assignment,misc]
+    warnings.simplefilter("ignore", MCPDeprecationWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
 
 #: What ``bad_output`` declares as its ``outputSchema`` (its result does not match it).
 BAD_SCHEMA = {

@@ -19,10 +19,9 @@ registers, and
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
-from peer_tools import BAD_SCHEMA, register
+from peer_tools import BAD_SCHEMA, quiet_deprecations, register
 from pydantic import BaseModel, ConfigDict
 
 try:  # mcp >= 2
@@ -38,15 +37,7 @@ except ImportError:  # mcp 1.x
 
 import mcp.types as types
 
-try:
-    from mcp.shared.exceptions import MCPDeprecationWarning
-except ImportError:  # mcp 1
-    MCPDeprecationWarning = DeprecationWarning  # type: ignore[assignment,misc]
-
-# Logging and sampling are "deprecated as of 2026-07-28" in mcp 2 (MCPDeprecationWarning, a
-# UserWarning): they are what this peer exercises, over the handshake era the host speaks.
-warnings.simplefilter("ignore", MCPDeprecationWarning)
-warnings.simplefilter("ignore", DeprecationWarning)
+quiet_deprecations()
 
 NAME = "sdk-peer"
 

@@ -5,61 +5,15 @@ multi-round-trip request whose ``requestState`` a client cannot forge."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
+
+from memory_client import send, session_with
 
 from mcphost.protocol.modern import META_CAPABILITIES, META_SERVER_INFO, META_VERSION
 from mcphost.server.context import Backend, RequestContext
-from mcphost.server.session import ServerLimits, ServerSession
-from mcphost.transports.base import Gone
-from mcphost.transports.memory import memory_pair
+from mcphost.server.session import ServerSession
 
 MODERN = "2026-07-28"
-
-
-class Recorder:
-    """The client's end: every message the session sends, in order."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.arrived = asyncio.Event()
-
-    def on_messages(self, messages: list[Any]) -> None:
-        self.messages.extend(messages)
-        self.arrived.set()
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None: ...
-
-    def on_failed(self, request_id: Any, error: Any) -> None: ...
-
-    def on_gone(self, gone: Gone) -> None: ...
-
-    def on_write_paused(self, paused: bool) -> None: ...
-
-    async def answer(self, rid: Any) -> dict[str, Any]:
-        while True:
-            for message in self.messages:
-                if message.get("id") == rid and "method" not in message:
-                    return message  # type: ignore[no-any-return]
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), 10)
-
-
-async def session_with(backend: Backend, **limits: Any) -> tuple[Any, Recorder]:
-    client, server = memory_pair()
-    ServerSession(server, backend, limits=ServerLimits(**limits)).start()
-    recorder = Recorder()
-    client.set_receiver(recorder)
-    return client, recorder
-
-
-def send(client: Any, rid: Any, method: str, params: Any = None) -> None:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if rid is not None:
-        message["id"] = rid
-    if params is not None:
-        message["params"] = params
-    client.send(json.dumps(message).encode())
 
 
 def meta(caps: dict[str, Any] | None = None, version: str = MODERN) -> dict[str, Any]:
@@ -167,10 +121,7 @@ class Listened(Asking):
 
 async def test_listen_streams_the_changes_asked_for_until_cancelled() -> None:
     backend = Listened()
-    client, server = memory_pair()
-    ServerSession(server, backend).start()
-    recorder = Recorder()
-    client.set_receiver(recorder)
+    client, recorder = await session_with(backend)
     wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://1"]}
     send(client, 7, "subscriptions/listen", {"_meta": meta(), "notifications": wanted})
 

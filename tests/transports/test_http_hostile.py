@@ -156,7 +156,7 @@ async def test_a_server_that_answers_every_session_with_400_is_given_up_within_t
     # call failing.
     async with HostileServer(stale_status=400, keep_sessions=False) as server:
         host = MCPHost(config(server.url), retry=NO_RETRY)
-        host.supervisor.renewal = RenewalPolicy(backoff=Backoff(initial=0.01, maximum=0.05, jitter=0.0),
+        host.supervisor.connector.renewal = RenewalPolicy(backoff=Backoff(initial=0.01, maximum=0.05, jitter=0.0),
                                                 min_interval=0.0)
         with pytest.raises(ServerStartupError, match="renewed 5 time"):
             await host.initialize()

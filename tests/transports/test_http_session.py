@@ -9,42 +9,22 @@ from typing import Any
 
 from helpers import wait_for
 from remote_server import RemoteServer
+from sink import Sink
 
-from mcphost.transports.base import NOTIFICATION, Gone, SessionLost
+from mcphost.transports.base import NOTIFICATION, SessionLost
 from mcphost.transports.http import StreamableHttpTransport
 
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.gone: list[Gone] = []
-
-    def on_messages(self, messages: list[Any]) -> None:
-        self.messages.extend(messages)
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None:
-        raise AssertionError(reason)
-
-    def on_gone(self, gone: Gone) -> None:
-        self.gone.append(gone)
-
-    def on_write_paused(self, paused: bool) -> None:
-        pass
-
-    def answered(self, rid: int) -> bool:
-        return any(isinstance(m, dict) and m.get("id") == rid for m in self.messages)
 
 
 def request(rid: int, method: str, params: Any = None) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}).encode()
 
 
-async def opened(server: RemoteServer) -> tuple[StreamableHttpTransport, Collect]:
+async def opened(server: RemoteServer) -> tuple[StreamableHttpTransport, Sink]:
     transport = StreamableHttpTransport("r", server.url, stream=False)
     await transport.start()
-    into = Collect()
+    into = Sink(strict=True)
     transport.set_receiver(into)
     transport.send(request(1, "initialize", INIT))
     assert await wait_for(lambda: into.answered(1))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from http_listener import Listener, parse_head
 from remote_server import RemoteServer
 
 from mcphost import ConfigurationError, MCPHost, ServerStartupError
@@ -153,43 +154,31 @@ class ForwardProxy:
         self.lines: list[str] = []
         self.authorizations: list[str | None] = []
         self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._listener = Listener(self._serve)
 
     async def __aenter__(self) -> ForwardProxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = await self._listener.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._listener.close()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        up_writer: asyncio.StreamWriter | None = None
+        lines, headers = parse_head(await reader.readuntil(b"\r\n\r\n"))
+        self.lines.append(lines[0])
+        self.authorizations.append(headers.get("proxy-authorization"))
+        if self.refuse is not None:
+            writer.write(b"HTTP/1.1 %d Refused\r\nContent-Length: 0\r\n\r\n" % self.refuse)
+            return
+        if self.auth is not None and headers.get("proxy-authorization") != self.auth:
+            writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+            return
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            self.lines.append(lines[0])
-            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
-            self.authorizations.append(headers.get("proxy-authorization"))
-            if self.refuse is not None:
-                writer.write(b"HTTP/1.1 %d Refused\r\nContent-Length: 0\r\n\r\n" % self.refuse)
-                return
-            if self.auth is not None and headers.get("proxy-authorization") != self.auth:
-                writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
-                return
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
             if lines[0].startswith("CONNECT "):
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
@@ -198,20 +187,13 @@ class ForwardProxy:
             try:
                 while True:  # absolute form: each request goes on in origin form
                     await self._forward(lines, headers, reader, up_writer)
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    lines = head.decode("latin-1").split("\r\n")
+                    lines, headers = parse_head(await reader.readuntil(b"\r\n\r\n"))
                     self.lines.append(lines[0])
-                    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
                     self.authorizations.append(headers.get("proxy-authorization"))
             finally:
                 answers.cancel()
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
         finally:
-            self._tasks.discard(task)
-            writer.close()
-            if up_writer is not None:
-                up_writer.close()
+            up_writer.close()
 
     async def _forward(self, lines: list[str], headers: dict[str, str], reader: asyncio.StreamReader,
                        up_writer: asyncio.StreamWriter) -> None:

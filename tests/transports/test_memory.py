@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from helpers import wait_for
+from sink import Sink
 
 from mcphost.transports.base import Gone
 from mcphost.transports.memory import MemoryTransport, memory_pair
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.gone: list[Gone] = []
-
-    def on_messages(self, messages: list[Any]) -> None:
-        self.messages.extend(messages)
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None:
-        raise AssertionError(reason)
-
-    def on_gone(self, gone: Gone) -> None:
-        self.gone.append(gone)
-
-
 async def test_messages_arrive_decoded_in_order_in_a_later_turn() -> None:
     a, b = memory_pair()
-    sink = Sink()
+    sink = Sink(strict=True)
     b.set_receiver(sink)
     for i in range(3):
         a.send(b'{"n":%d}' % i)
@@ -44,14 +29,14 @@ async def test_messages_before_the_receiver_are_kept() -> None:
     a, b = memory_pair()
     a.send(b"[1]")
     await asyncio.sleep(0)
-    sink = Sink()
+    sink = Sink(strict=True)
     b.set_receiver(sink)
     assert sink.messages == [[1]]
 
 
 async def test_closing_one_end_tells_the_other_once() -> None:
     a, b = memory_pair()
-    sink = Sink()
+    sink = Sink(strict=True)
     b.set_receiver(sink)
     gone = await a.aclose(1)
     assert isinstance(gone, Gone)
@@ -64,7 +49,7 @@ async def test_closing_one_end_tells_the_other_once() -> None:
 
 async def test_peer_gone_carries_the_reason() -> None:
     a, b = memory_pair()
-    sink = Sink()
+    sink = Sink(strict=True)
     a.set_receiver(sink)
     b.peer_gone("crashed")
     assert await wait_for(lambda: len(sink.gone) == 1)

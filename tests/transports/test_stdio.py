@@ -9,28 +9,12 @@ from typing import Any
 
 import pytest
 from helpers import wait_for
+from sink import Sink
 
 from mcphost.errors import ConfigurationError
-from mcphost.transports.base import Gone
 from mcphost.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.lost: list[tuple[Any, str]] = []
-        self.gone: list[Gone] = []
-
-    def on_messages(self, messages: list[Any]) -> None:
-        self.messages.extend(messages)
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None:
-        self.lost.append((request_id, reason))
-
-    def on_gone(self, gone: Gone) -> None:
-        self.gone.append(gone)
 
 
 def transport(code: str, **kwargs: Any) -> StdioTransport:

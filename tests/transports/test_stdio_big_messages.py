@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 from helpers import ECHO_TOOL, LoopLag, fake, wait_for
+from sink import Sink
 
 from mcphost import MCPHost
 from mcphost._json import MAX_TOKENS, TokenCount, codec
 from mcphost.bounds import Bounds
 from mcphost.protocol.messages import MessageChecker
-from mcphost.transports.base import Gone
 from mcphost.transports.stdio import StdioTransport
 from mcphost.transports.stdio import transport as stdio_module
 
@@ -82,25 +82,6 @@ async def test_a_listing_over_the_item_bound_is_refused_before_any_item_is_check
         error = host.get_tools(include_unavailable=True)["big"]["error"]
         assert "tools/list lists more than 100 items (the bound is max_list_items)" in error
     assert "initialize" in checked and "tools/list" not in checked
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.lost: list[tuple[Any, str]] = []
-        self.gone: list[Gone] = []
-
-    def on_messages(self, messages: list[Any]) -> None:
-        self.messages.extend(messages)
-
-    def on_undeliverable(self, request_id: Any, reason: str) -> None:
-        self.lost.append((request_id, reason))
-
-    def on_gone(self, gone: Gone) -> None:
-        self.gone.append(gone)
-
-    def on_write_paused(self, paused: bool) -> None:
-        pass
 
 
 # Writes three messages at once, a 3 MB one (a long string and 40,000 small items) between

@@ -175,11 +175,7 @@ class StdioTransport(GoneOnce):
             if not messages:
                 return
         self._stats["messages_in"] += len(messages)
-        receiver = self._receiver
-        if receiver is None:
-            self._early.extend(messages)
-        else:
-            receiver.on_messages(messages)
+        self._hand_over(messages)
 
     def _too_many_tokens(self, line: bytes, reason: str) -> None:
         self._undeliverable(head_of(line), reason)
