@@ -294,7 +294,8 @@ class ModernRules:
                 if type(task) is not dict:
                     raise ProtocolError(f"tasks/get of {task_id[:60]!r} answered no task", server=session.name)
         except asyncio.CancelledError:
-            session.tasks.start(_quietly(session.call("tasks/cancel", {"taskId": task_id})), "tasks/cancel")
+            if not session.tasks.closed:  # (a closed session has no one to tell, and no call to make)
+                session.tasks.start(_quietly(session.call("tasks/cancel", {"taskId": task_id})), "tasks/cancel")
             raise
 
     async def _answer(self, method: str, round_: rules.InputRound) -> dict[str, Any]:

@@ -125,6 +125,12 @@ class GatewayTasks:
         if session.task_owner.startswith("session:"):
             self.store.forget(session.task_owner)
 
+    def offered(self, info: Any, ctx: RequestContext) -> bool:
+        """Does a 2025-11-25 client see the tools of this server as ones it may make tasks
+        of (``execution.taskSupport: "optional"``)? Yes when the server does not serve
+        tasks itself: the gateway runs them (a server that does says so per tool)."""
+        return not ctx.modern and ctx.session.version.tasks and not _serves_tasks(info)
+
     def applies(self, ctx: RequestContext) -> bool:
         """Does this call go through here (it asks for a task, or is of the 2026-07-28 era)?"""
         return ctx.task is not None or ctx.modern

@@ -114,9 +114,12 @@ class HostBackend(Backend):
         for server, info in self.host.get_tools().items():
             if not self.naming.serves(server):
                 continue
+            offered = kind == "tools" and self.served.offered(info, ctx)  # the gateway runs them as tasks
             for item in info.get(kind) or ():  # type: ignore[attr-defined]
                 if named and isinstance(item, dict) and isinstance(item.get("name"), str):
                     item = {**item, "name": self.naming.outward(server, item["name"])}
+                    if offered and "execution" not in item:
+                        item["execution"] = {"taskSupport": "optional"}
                 out.append(item)
         return out
 

@@ -1,0 +1,234 @@
+"""Tasks served by the gateway (``mcphost/gateway/tasks.py``): mcphost's own client
+(``TaskHandle``) in both eras, with the task made by the server behind the gateway (both
+eras of it) or run by the gateway itself; tasks of one client hidden from another; the
+bounds. The official SDK client has no tasks support to test with (``mcp`` 2.3)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from helpers import ECHO_TOOL, fake
+from test_gateway_http import post, raw
+
+from mcphost import MCPHost, ServerError
+from mcphost.client.tasks import TaskHandle
+from mcphost.gateway.app import Gateway
+from mcphost.gateway.http import HttpGateway, HttpOptions
+from mcphost.protocol.modern import META_CAPABILITIES, META_VERSION, TASKS_EXTENSION
+from mcphost.server.tasks import TaskLimits
+from mcphost.transports.memory import memory_pair
+
+OBJ: dict[str, Any] = {"type": "object"}
+CONFIRM = {"confirm": {"method": "elicitation/create", "params": {
+    "message": "Sure?", "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}}}
+
+
+def task_tool(name: str, support: str, behavior: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "inputSchema": OBJ, "execution": {"taskSupport": support}, "behavior": behavior}
+
+
+def tasky(era: str) -> list[dict[str, Any]]:
+    """Tools of a server that makes tasks itself (both eras of the fake server)."""
+    # A question in a task: an input round in the 2026-07-28 era, a request in 2025-11-25.
+    asking = {"inputRounds": [CONFIRM]} if era == "modern" else {"request": CONFIRM["confirm"]}
+    return [
+        ECHO_TOOL,
+        task_tool("compute", "optional", {"delayArg": "seconds", "template": "Computed after {seconds} seconds"}),
+        task_tool("fail", "required", {"isError": "The job failed"}),
+        task_tool("crash", "required", {"error": {"code": -32603, "message": "Internal error in the job"}}),
+        task_tool("confirm", "optional", asking),
+        task_tool("huge", "optional", {"huge": 1000}),
+    ]
+
+
+#: Tools of a server that knows no tasks: the gateway runs them.
+PLAIN = [ECHO_TOOL, {"name": "wait", "inputSchema": OBJ,
+                     "behavior": {"delayArg": "seconds", "template": "Waited {seconds} seconds"}}]
+
+
+def server(era: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    entry = fake({"tools": tools})
+    if era == "modern":
+        entry = {**entry, "args": [*entry["args"], "--era", "modern"], "protocol": "modern"}
+    return entry
+
+
+def confirmed(_server: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"confirm": True}}
+
+
+@contextlib.asynccontextmanager
+async def client_of(gateway: Gateway, protocol: str) -> AsyncIterator[MCPHost]:
+    ours, theirs = memory_pair("gateway")
+    entry: dict[str, Any] = {"command": "unused"} if protocol == "legacy" else {"command": "unused", "protocol": protocol}
+    client = MCPHost({"mcpServers": {"gw": entry}}, transport_factory=lambda _cfg: ours, handle_signals=False)
+    client.on_elicitation(confirmed)
+    gateway.connect(theirs)
+    async with client:
+        yield client
+
+
+@pytest.mark.parametrize("downstream", ["modern", "legacy"])
+@pytest.mark.parametrize("protocol", ["modern", "legacy"])
+async def test_the_servers_own_task_is_followed_through_the_gateway(protocol: str, downstream: str) -> None:
+    async with Gateway({"mcpServers": {"t": server(downstream, tasky(downstream))}}, handle_signals=False) as gateway, \
+            client_of(gateway, protocol) as client:
+        statuses: list[str] = []
+        client.on_event(lambda event: statuses.append(event["data"]["status"])
+                        if event.get("type") == "task_status" else None)
+        computing = await client.call_tool("gw.t.compute", {"seconds": 0.1}, task=True)
+        assert isinstance(computing, TaskHandle) and len(computing.task_id) >= 32  # the gateway's own id
+        assert (await computing)["content"][0]["text"] == "Computed after 0.1 seconds"
+        assert computing.status == "completed"
+        failing = await client.call_tool("gw.t.fail", {}, task=True)
+        assert (await failing)["isError"] is True
+        # A tool's error: completed in the 2026-07-28 extension, failed in 2025-11-25.
+        assert failing.status == ("completed" if protocol == "modern" else "failed")
+        crashing = await client.call_tool("gw.t.crash", {}, task=True)
+        with pytest.raises(ServerError) as crashed:
+            await crashing
+        assert crashed.value.code == -32603 and "Internal error in the job" in crashed.value.message
+        # The server's question during its task reaches the client that made the task.
+        asking = await client.call_tool("gw.t.confirm", {}, task=True)
+        assert not (await asking).get("isError")
+        assert asking.status == "completed"
+        endless = await client.call_tool("gw.t.compute", {"seconds": 60}, task=True)
+        assert (await endless.cancel())["status"] == "cancelled"
+        if protocol == "legacy":
+            listed = {t["taskId"]: t["status"] for t in await client.list_tasks("gw")}
+            assert listed[computing.task_id] == "completed" and listed[endless.task_id] == "cancelled"
+            # notifications/tasks/status (input_required too when the question came after the
+            # task was made: a 2025-11-25 server may ask at once, while the call is answered).
+            assert {"completed", "failed", "cancelled"} <= set(statuses)
+            with pytest.raises(ServerError) as ended:
+                await endless.cancel()  # 2025-11-25: a terminal task cannot be cancelled
+            assert ended.value.code == -32602
+
+
+@pytest.mark.parametrize("protocol", ["modern", "legacy"])
+async def test_the_gateway_runs_the_task_when_the_server_knows_none(protocol: str) -> None:
+    limits = TaskLimits(immediate=0.05)
+    async with Gateway({"mcpServers": {"p": server("legacy", PLAIN)}}, handle_signals=False,
+                       task_limits=limits) as gateway, client_of(gateway, protocol) as client:
+        tools = {t["name"]: t for t in client.get_tools("gw")["gw"]["tools"]}
+        if protocol == "legacy":
+            # Offered as tasks to a 2025-11-25 client: the gateway runs them.
+            assert tools["p.wait"]["execution"] == {"taskSupport": "optional"}
+        waited = await client.call_tool("gw.p.wait", {"seconds": 0.2}, task=True)
+        assert waited.task_id  # longer than `immediate`: a task either way
+        assert (await waited)["content"][0]["text"] == "Waited 0.2 seconds"
+        echoed = await client.call_tool("gw.p.echo", {"text": "hi"}, task=True)
+        assert (await echoed)["content"][0]["text"] == '{"text":"hi"}'
+        if protocol == "modern":
+            assert echoed.task_id == ""  # answered at once, which the extension allows
+        endless = await client.call_tool("gw.p.wait", {"seconds": 60}, task=True)
+        assert (await endless.cancel())["status"] == "cancelled"
+        # A plain call is a plain call.
+        assert (await client.call_tool("gw.p.echo", {"text": "x"}))["content"][0]["text"] == '{"text":"x"}'
+
+
+# -- over HTTP, raw: owners, gates, bounds ---------------------------------------------------------
+
+MODERN = "2026-07-28"
+
+
+async def ask(port: int, method: str, params: dict[str, Any], *, tasks: bool = True, token: str | None = None,
+              rid: int = 1) -> dict[str, Any]:
+    caps: dict[str, Any] = {"elicitation": {}}
+    if tasks:
+        caps["extensions"] = {TASKS_EXTENSION: {}}
+    body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                       "params": {**params, "_meta": {META_VERSION: MODERN, META_CAPABILITIES: caps}}}).encode()
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    name = params.get("name", params.get("taskId"))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = name
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    _status, _headers, data = await raw(port, post(body, extra="".join(f"{k}: {v}\r\n" for k, v in headers.items())))
+    answer: dict[str, Any] = json.loads(data)
+    return answer
+
+
+@contextlib.asynccontextmanager
+async def front(limits: TaskLimits | None = None) -> AsyncIterator[tuple[Gateway, int]]:
+    gateway = Gateway({"mcpServers": {"t": server("modern", tasky("modern"))}}, naming="pass-through", handle_signals=False,
+                      task_limits=limits)
+    try:
+        await gateway.start()
+        http = HttpGateway(gateway, HttpOptions())
+        await http.start("127.0.0.1", 0)
+        try:
+            yield gateway, http.address[1]
+        finally:
+            await http.aclose()
+    finally:
+        await gateway.aclose()
+
+
+async def test_one_clients_tasks_are_hidden_from_another() -> None:
+    async with front() as (_gateway, port):
+        made = (await ask(port, "tools/call", {"name": "compute", "arguments": {"seconds": 60}}, token="alice"))["result"]
+        assert made["resultType"] == "task"
+        tid = made["taskId"]
+        for other in ("bob", None):
+            for method in ("tasks/get", "tasks/cancel", "tasks/update"):
+                extra = {"inputResponses": {}} if method == "tasks/update" else {}
+                refused = await ask(port, method, {"taskId": tid, **extra}, token=other)
+                assert refused["error"]["code"] == -32602, (other, method, refused)
+        seen = (await ask(port, "tasks/get", {"taskId": tid}, token="alice"))["result"]
+        assert (seen["taskId"], seen["status"], seen["resultType"]) == (tid, "working", "complete")
+        assert (await ask(port, "tasks/cancel", {"taskId": tid}, token="alice"))["result"]["resultType"] == "complete"
+        assert (await ask(port, "tasks/get", {"taskId": tid}, token="alice"))["result"]["status"] == "cancelled"
+
+
+async def test_without_the_extension_there_are_no_tasks() -> None:
+    async with front() as (_gateway, port):
+        for method in ("tasks/get", "tasks/cancel"):
+            gated = await ask(port, method, {"taskId": "x"}, tasks=False)
+            assert gated["error"]["code"] == -32021
+            assert gated["error"]["data"] == {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+        required = await ask(port, "tools/call", {"name": "fail", "arguments": {}}, tasks=False)
+        assert required["error"]["code"] == -32021
+        plain = (await ask(port, "tools/call", {"name": "compute", "arguments": {"seconds": 0}}, tasks=False))["result"]
+        assert plain["resultType"] == "complete" and "taskId" not in plain
+        for removed in ("tasks/result", "tasks/list"):  # 2025-11-25 only
+            assert (await ask(port, removed, {"taskId": "x"}))["error"]["code"] == -32601
+
+
+async def test_tasks_are_bounded_per_client_and_in_size() -> None:
+    async with front(TaskLimits(max_per_client=2, max_result=200)) as (_gateway, port):
+        long = {"name": "compute", "arguments": {"seconds": 60}}
+        first = (await ask(port, "tools/call", long, token="a"))["result"]
+        assert first["ttlMs"] == 300_000 and first["pollIntervalMs"] == 100
+        await ask(port, "tools/call", long, token="a")
+        refused = await ask(port, "tools/call", long, token="a")
+        assert refused["error"]["code"] == -32000 and "at most 2 per client" in refused["error"]["message"]
+        # Another client is not held back by the first one's tasks; a result too large fails its task.
+        big = (await ask(port, "tools/call", {"name": "huge", "arguments": {}}, token="b"))["result"]
+        got = await until_ended(port, big["taskId"], "b")
+        assert got["status"] == "failed" and "result" not in got
+        assert "larger than 200 bytes" in got["error"]["message"]
+
+
+async def test_a_task_is_forgotten_when_its_ttl_ends() -> None:
+    async with front(TaskLimits(ttl=0.2)) as (gateway, port):
+        made = (await ask(port, "tools/call", {"name": "compute", "arguments": {"seconds": 60}}))["result"]
+        assert made["ttlMs"] == 200
+        for task in gateway.backend.task_store().owned("front:anonymous"):
+            await asyncio.wait_for(task.done.wait(), 30)  # the expiry cancels it (it may have come already)
+        assert (await ask(port, "tasks/get", {"taskId": made["taskId"]}))["error"]["code"] == -32602
+
+
+async def until_ended(port: int, task_id: str, token: str) -> dict[str, Any]:
+    """``tasks/get`` until the task is terminal (each poll waits for the gateway's answer)."""
+    for _ in range(10_000):
+        got: dict[str, Any] = (await ask(port, "tasks/get", {"taskId": task_id}, token=token))["result"]
+        if got["status"] in ("completed", "failed", "cancelled"):
+            return got
+    raise AssertionError(f"task {task_id} did not end")
