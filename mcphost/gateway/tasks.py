@@ -40,7 +40,6 @@ from ..server.tasks import ServedTask, TaskStore
 
 if TYPE_CHECKING:
     from .. import MCPHost
-    from ..client.tasks import TaskHandle
     from ..server.session import ServerSession
 
 __all__ = ["GatewayTasks", "TaskLink", "principal"]
@@ -172,7 +171,8 @@ class GatewayTasks:
         return served
 
     async def _downstream(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
-        handle: TaskHandle = await self.run_for(server, link, self.host.call_tool(
+        # A TaskHandle (what ``MCPHost.call_tool(..., task=True)`` returns).
+        handle: Any = await self.run_for(server, link, self.host.call_tool(
             name, arguments, progress=_relay(link), task=True))
         if not handle.task_id:  # the server answered at once
             return dict(await handle)
