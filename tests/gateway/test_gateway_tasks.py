@@ -232,3 +232,29 @@ async def until_ended(port: int, task_id: str, token: str) -> dict[str, Any]:
         if got["status"] in ("completed", "failed", "cancelled"):
             return got
     raise AssertionError(f"task {task_id} did not end")
+
+
+async def test_two_sessions_see_only_their_own_tasks_which_end_with_them() -> None:
+    async with Gateway({"mcpServers": {"t": server("modern", tasky("modern"))}}, handle_signals=False) as gateway:
+        store = gateway.backend.task_store()
+        async with client_of(gateway, "legacy") as alice, client_of(gateway, "legacy") as bob:
+            held = await alice.call_tool("gw.t.compute", {"seconds": 60}, task=True)
+            assert [t["taskId"] for t in await alice.list_tasks("gw")] == [held.task_id]
+            assert await bob.list_tasks("gw") == []
+            assert len(store) == 1
+        # Their sessions ended: Alice's task was cancelled (the server's with it) and forgotten.
+        assert len(store) == 0
+
+
+async def test_mcphosts_own_client_over_stateless_http() -> None:
+    async with front() as (_gateway, port):
+        client = MCPHost({"mcpServers": {"gw": {"url": f"http://127.0.0.1:{port}/mcp", "protocol": "modern"}}},
+                         handle_signals=False)
+        client.on_elicitation(confirmed)
+        async with client:
+            computing = await client.call_tool("gw.compute", {"seconds": 0.1}, task=True)
+            assert (await computing)["content"][0]["text"] == "Computed after 0.1 seconds"
+            asking = await client.call_tool("gw.confirm", {}, task=True)  # answered with tasks/update
+            assert not (await asking).get("isError") and asking.status == "completed"
+            endless = await client.call_tool("gw.compute", {"seconds": 60}, task=True)
+            assert (await endless.cancel())["status"] == "cancelled"
