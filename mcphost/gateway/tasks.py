@@ -153,8 +153,8 @@ class GatewayTasks:
         return await self._here(server, name, arguments, TaskLink(ctx, self.store))
 
     async def _now(self, server: str, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        link = TaskLink(ctx, self.store)
-        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=_relay(link))))
+        progress = None if ctx.progress_token is None else _relay(ctx)
+        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=progress)))
 
     def _create(self, link: TaskLink) -> ServedTask:
         ctx = link.origin
@@ -172,8 +172,10 @@ class GatewayTasks:
 
     async def _downstream(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
         # A TaskHandle (what ``MCPHost.call_tool(..., task=True)`` returns).
+        progress = None if link.progress_token is None else _relay(link)
+        asked = link.task or {}  # the client's ttl, when it gave one (2025-11-25)
         handle: Any = await self.run_for(server, link, self.host.call_tool(
-            name, arguments, progress=_relay(link), task=True))
+            name, arguments, progress=progress, task={"ttl": asked["ttl"]} if type(asked.get("ttl")) is int else True))
         if not handle.task_id:  # the server answered at once
             return dict(await handle)
         try:
@@ -199,8 +201,9 @@ class GatewayTasks:
         return served.created_result()
 
     async def _here(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
+        progress = None if link.progress_token is None else _relay(link)
         work = asyncio.ensure_future(self.run_for(server, link, self.host.call_tool(name, arguments,
-                                                                                      progress=_relay(link))))
+                                                                                      progress=progress)))
         if link.modern:
             try:
                 # A question out to the client (a multi-round request) stops the clock.
@@ -254,8 +257,8 @@ def _serves_tasks(info: Any) -> bool:
     return isinstance(tools, dict) and "call" in tools and info.get("protocolVersion", "") >= "2025-11-25"
 
 
-def _relay(link: TaskLink) -> Callable[[dict[str, Any]], None]:
-    """Progress of the downstream call, to the request while it is not yet a task."""
+def _relay(link: RequestContext) -> Callable[[dict[str, Any]], None]:
+    """Progress of the downstream call, to the request (while it is not yet a task)."""
     def relay(params: dict[str, Any]) -> None:
         progress = params.get("progress")
         if isinstance(progress, (int, float)):

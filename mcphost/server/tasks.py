@@ -268,7 +268,7 @@ class TaskStore:
                 # 2025-11-25: a tool that reported an error ends its task "failed" (its
                 # result, isError and all, is still what tasks/result returns).
                 failed = not task.modern and result.get("isError") is True
-                self._finish(task, "failed" if failed else "completed", result=result)
+                self._finish(task, "failed" if failed else "completed", result=_unrelated(result))
 
     def _fail(self, task: ServedTask, code: int, message: str, data: Any = None) -> None:
         error: dict[str, Any] = {"code": code, "message": message}
@@ -378,6 +378,19 @@ class TaskStore:
             self.cancel(task)
             self._drop(task)
         await self._jobs.aclose()
+
+
+def _unrelated(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` without a ``related-task`` mark (another task's, e.g. the server's behind a
+    gateway): this task's id is told where the era says (SEP-2663: never inlined)."""
+    meta = result.get("_meta")
+    if type(meta) is not dict or RELATED_TASK not in meta:
+        return result
+    rest = {k: v for k, v in meta.items() if k != RELATED_TASK}
+    out = {k: v for k, v in result.items() if k != "_meta"}
+    if rest:
+        out["_meta"] = rest
+    return out
 
 
 # -- what the session asks of this module ---------------------------------------------------------

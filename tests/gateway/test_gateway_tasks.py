@@ -20,7 +20,7 @@ from mcphost.client.tasks import TaskHandle
 from mcphost.gateway.app import Gateway
 from mcphost.gateway.http import HttpGateway, HttpOptions
 from mcphost.protocol.modern import META_CAPABILITIES, META_VERSION, TASKS_EXTENSION
-from mcphost.server.tasks import TaskLimits
+from mcphost.server.tasks import RELATED_TASK, TaskLimits
 from mcphost.transports.memory import memory_pair
 
 OBJ: dict[str, Any] = {"type": "object"}
@@ -83,8 +83,12 @@ async def test_the_servers_own_task_is_followed_through_the_gateway(protocol: st
                         if event.get("type") == "task_status" else None)
         computing = await client.call_tool("gw.t.compute", {"seconds": 0.1}, task=True)
         assert isinstance(computing, TaskHandle) and len(computing.task_id) >= 32  # the gateway's own id
-        assert (await computing)["content"][0]["text"] == "Computed after 0.1 seconds"
+        computed = await computing
+        assert computed["content"][0]["text"] == "Computed after 0.1 seconds"
         assert computing.status == "completed"
+        # The result is marked with the gateway's task (2025-11-25), never the server's.
+        marked = (computed.get("_meta") or {}).get(RELATED_TASK)
+        assert marked == (None if protocol == "modern" else {"taskId": computing.task_id})
         failing = await client.call_tool("gw.t.fail", {}, task=True)
         assert (await failing)["isError"] is True
         # A tool's error: completed in the 2026-07-28 extension, failed in 2025-11-25.
