@@ -242,6 +242,8 @@ class TaskStore:
         """Run ``work`` as the task: its result completes it, its error fails it."""
         task.work = self._jobs.start(self._run(task, work), f"task {task.ident[:8]}")
         if task.work is None:
+            if isinstance(work, asyncio.Future):
+                work.cancel()  # (a coroutine was closed unstarted by the task set)
             self._finish(task, "failed", error={"code": jsonrpc.INTERNAL_ERROR, "message": "the server is closing"})
 
     async def _run(self, task: ServedTask, work: Awaitable[dict[str, Any]]) -> None:
