@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import RpcError
 from ..protocol.modern import MISSING_CAPABILITY, TASKS_EXTENSION
 from ..server.context import RequestContext
-from ..server.tasks import ServedTask, TaskStore
+from ..server.tasks import RELATED_TASK, ServedTask, TaskStore, unrelated
 
 if TYPE_CHECKING:
     from .. import MCPHost
@@ -87,6 +87,7 @@ class TaskLink(RequestContext):
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None) -> Any:
+        params = unrelated(params or {})  # the server's own task id is not the client's to see
         served = self.served
         if served is None:
             self.asking += 1
@@ -118,6 +119,18 @@ class GatewayTasks:
         self.host = host
         self.store = store
         self.run_for = run_for
+        #: (server, the server's task id) → the link of the client's task that mirrors it.
+        self.links: dict[tuple[str, str], TaskLink] = {}
+
+    def link_for(self, server: str, method: str, params: dict[str, Any]) -> TaskLink | None:
+        """The task a server's question is for, when it says (``related-task`` in its
+        ``_meta``: a 2025-11-25 server's mark, or the host's on a 2026-07-28 task's input
+        requests) and that task can take it."""
+        meta = params.get("_meta")
+        related = meta.get(RELATED_TASK) if type(meta) is dict else None
+        task_id = related.get("taskId") if type(related) is dict else None
+        link = self.links.get((server, task_id)) if type(task_id) is str else None
+        return link if link is not None and link.can_ask(method) and link.reachable else None
 
     def closed(self, session: ServerSession) -> None:
         """``session`` ended: the tasks it owned alone end with it."""
@@ -187,6 +200,9 @@ class GatewayTasks:
         async def cancel() -> None:
             await handle.cancel()
 
+        key = (server, str(handle.task_id))
+        self.links[key] = link
+
         async def follow() -> dict[str, Any]:
             try:
                 return dict(await handle)
@@ -195,6 +211,9 @@ class GatewayTasks:
                 if handle.status == "failed" and type(error) is dict and type(error.get("code")) is int:
                     raise RpcError(error["code"], str(error.get("message", "")), error.get("data")) from None
                 raise
+            finally:
+                if self.links.get(key) is link:
+                    del self.links[key]
 
         served.on_cancel = cancel
         self.store.run(served, self.run_for(server, link, follow()))

@@ -217,7 +217,11 @@ class HostBackend(Backend):
 
     # -- what servers ask: relayed to a client --------------------------------------------------
 
-    def _asker(self, server: str, method: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    def _asker(self, server: str, method: str, params: dict[str, Any] | None = None,
+               ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        task = self.served.link_for(server, method, params) if params else None  # a task's question
+        if task is not None:
+            return lambda asked: task.request(method, asked)
         for ctx in reversed(self.calling.get(server, ())):
             if ctx.can_ask(method) and ctx.reachable:
                 return lambda params: ctx.request(method, params)
@@ -230,10 +234,10 @@ class HostBackend(Backend):
         raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: no client of the mcphost gateway can answer ({why})")
 
     async def _sampling(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "sampling/createMessage")(params)
+        return await self._asker(server, "sampling/createMessage", params)(params)
 
     async def _elicitation(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "elicitation/create")(params)
+        return await self._asker(server, "elicitation/create", params)(params)
 
     async def _roots(self, server: str) -> Any:
         result = await self._asker(server, "roots/list")({})

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .session import ServerSession
 
 __all__ = ["HANDLERS", "RELATED_TASK", "TERMINAL", "ServedTask", "TaskLimits", "TaskStore", "advertise",
-           "opted_in", "requested"]
+           "opted_in", "requested", "unrelated"]
 
 logger = logging.getLogger("mcphost.server.tasks")
 
@@ -270,7 +270,7 @@ class TaskStore:
                 # 2025-11-25: a tool that reported an error ends its task "failed" (its
                 # result, isError and all, is still what tasks/result returns).
                 failed = not task.modern and result.get("isError") is True
-                self._finish(task, "failed" if failed else "completed", result=_unrelated(result))
+                self._finish(task, "failed" if failed else "completed", result=unrelated(result))
 
     def _fail(self, task: ServedTask, code: int, message: str, data: Any = None) -> None:
         error: dict[str, Any] = {"code": code, "message": message}
@@ -382,9 +382,10 @@ class TaskStore:
         await self._jobs.aclose()
 
 
-def _unrelated(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` without a ``related-task`` mark (another task's, e.g. the server's behind a
-    gateway): this task's id is told where the era says (SEP-2663: never inlined)."""
+def unrelated(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` (or a request's params) without a ``related-task`` mark: another task's,
+    e.g. the server's behind a gateway (this task's id is told where the era says; SEP-2663:
+    never inlined)."""
     meta = result.get("_meta")
     if type(meta) is not dict or RELATED_TASK not in meta:
         return result

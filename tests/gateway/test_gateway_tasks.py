@@ -262,3 +262,37 @@ async def test_mcphosts_own_client_over_stateless_http() -> None:
             assert not (await asking).get("isError") and asking.status == "completed"
             endless = await client.call_tool("gw.compute", {"seconds": 60}, task=True)
             assert (await endless.cancel())["status"] == "cancelled"
+
+
+async def test_each_tasks_question_reaches_the_client_that_made_it() -> None:
+    """Two clients' tasks ask the same server at once: the host marks each task's input
+    requests with the server's task, and the gateway sends each to its own client (not to
+    whichever request came last)."""
+    async with Gateway({"mcpServers": {"t": server("modern", tasky("modern"))}}, handle_signals=False) as gateway:
+        asked: dict[str, list[dict[str, Any]]] = {"alice": [], "bob": []}
+
+        @contextlib.asynccontextmanager
+        async def client(who: str) -> AsyncIterator[MCPHost]:
+            ours, theirs = memory_pair("gateway")
+            host = MCPHost({"mcpServers": {"gw": {"command": "unused", "protocol": "modern"}}},
+                           transport_factory=lambda _cfg: ours, handle_signals=False)
+
+            def answer(_server: str, params: dict[str, Any]) -> dict[str, Any]:
+                asked[who].append(params)
+                return {"action": "accept", "content": {"confirm": True}}
+
+            host.on_elicitation(answer)
+            gateway.connect(theirs)
+            async with host:
+                yield host
+
+        async with client("alice") as alice, client("bob") as bob:
+            first = await alice.call_tool("gw.t.confirm", {}, task=True)
+            second = await bob.call_tool("gw.t.confirm", {}, task=True)
+            done = await asyncio.wait_for(asyncio.gather(first.result(), second.result()), 30)
+            assert all(not result.get("isError") for result in done)
+        assert [len(asked["alice"]), len(asked["bob"])] == [1, 1]
+        # Neither saw the server's task id: the question carries the client's own task only.
+        for who, handle in (("alice", first), ("bob", second)):
+            meta = asked[who][0].get("_meta") or {}
+            assert meta.get(RELATED_TASK) in (None, {"taskId": handle.task_id})
