@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from mcphost.gateway.app import Gateway
 from mcphost.gateway.http import HttpGateway, HttpOptions
 from mcphost.protocol.modern import META_CAPABILITIES, META_VERSION, TASKS_EXTENSION
 from mcphost.server.tasks import RELATED_TASK, TaskLimits
+from mcphost.testing import package_root
 from mcphost.transports.memory import memory_pair
 
 OBJ: dict[str, Any] = {"type": "object"}
@@ -296,3 +299,22 @@ async def test_each_tasks_question_reaches_the_client_that_made_it() -> None:
         for who, handle in (("alice", first), ("bob", second)):
             meta = asked[who][0].get("_meta") or {}
             assert meta.get(RELATED_TASK) in (None, {"taskId": handle.task_id})
+
+
+@pytest.mark.parametrize("protocol", ["modern", "legacy"])
+async def test_tasks_through_mcphost_serve_stdio(tmp_path: Path, protocol: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"t": server("modern", tasky("modern"))}}), encoding="utf-8")
+    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcphost", "serve", "--stdio", str(config)],
+                             "env": {"PYTHONPATH": package_root()}}
+    if protocol == "modern":
+        entry["protocol"] = "modern"
+    client = MCPHost({"mcpServers": {"gw": entry}}, handle_signals=False)
+    client.on_elicitation(confirmed)
+    async with client:
+        computing = await client.call_tool("gw.t.compute", {"seconds": 0.1}, task=True)
+        assert (await computing)["content"][0]["text"] == "Computed after 0.1 seconds"
+        asking = await client.call_tool("gw.t.confirm", {}, task=True)
+        assert not (await asking).get("isError") and asking.status == "completed"
+        endless = await client.call_tool("gw.t.compute", {"seconds": 60}, task=True)
+        assert (await endless.cancel())["status"] == "cancelled"
