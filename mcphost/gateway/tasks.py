@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import RpcError
+from ..protocol import jsonrpc
 from ..protocol.modern import MISSING_CAPABILITY, TASKS_EXTENSION
 from ..server.context import RequestContext
 from ..server.tasks import RELATED_TASK, ServedTask, TaskStore, unrelated
@@ -89,6 +90,9 @@ class TaskLink(RequestContext):
                       timeout: float | None = None) -> Any:
         params = unrelated(params or {})  # the server's own task id is not the client's to see
         served = self.served
+        if not self.reachable or not self.can_ask(method):
+            why = "has ended" if served is not None and served.terminal else "did not declare what it needs"
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: the client whose task asks {why}")
         if served is None:
             self.asking += 1
             try:
@@ -122,15 +126,15 @@ class GatewayTasks:
         #: (server, the server's task id) → the link of the client's task that mirrors it.
         self.links: dict[tuple[str, str], TaskLink] = {}
 
-    def link_for(self, server: str, method: str, params: dict[str, Any]) -> TaskLink | None:
+    def link_for(self, server: str, params: dict[str, Any]) -> TaskLink | None:
         """The task a server's question is for, when it says (``related-task`` in its
         ``_meta``: a 2025-11-25 server's mark, or the host's on a 2026-07-28 task's input
-        requests) and that task can take it."""
+        requests)."""
         meta = params.get("_meta")
         related = meta.get(RELATED_TASK) if type(meta) is dict else None
         task_id = related.get("taskId") if type(related) is dict else None
-        link = self.links.get((server, task_id)) if type(task_id) is str else None
-        return link if link is not None and link.can_ask(method) and link.reachable else None
+        # Known, it takes the question or refuses it: never another client's request instead.
+        return self.links.get((server, task_id)) if type(task_id) is str else None
 
     def closed(self, session: ServerSession) -> None:
         """``session`` ended: the tasks it owned alone end with it."""

@@ -219,7 +219,7 @@ class HostBackend(Backend):
 
     def _asker(self, server: str, method: str, params: dict[str, Any] | None = None,
                ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        task = self.served.link_for(server, method, params) if params else None  # a task's question
+        task = self.served.link_for(server, params) if params else None  # a task's question
         if task is not None:
             return lambda asked: task.request(method, asked)
         for ctx in reversed(self.calling.get(server, ())):

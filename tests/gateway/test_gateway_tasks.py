@@ -318,3 +318,22 @@ async def test_tasks_through_mcphost_serve_stdio(tmp_path: Path, protocol: str) 
         assert not (await asking).get("isError") and asking.status == "completed"
         endless = await client.call_tool("gw.t.compute", {"seconds": 60}, task=True)
         assert (await endless.cancel())["status"] == "cancelled"
+
+
+async def test_a_question_for_a_client_that_cannot_answer_is_refused() -> None:
+    """The task names its client: when that client declared no elicitation the question is
+    refused (and the task fails), never asked of another client instead."""
+    async with Gateway({"mcpServers": {"t": server("modern", tasky("modern"))}}, handle_signals=False) as gateway, \
+            client_of(gateway, "modern") as other:
+        ours, theirs = memory_pair("gateway")
+        mute = MCPHost({"mcpServers": {"gw": {"command": "unused", "protocol": "modern"}}},
+                       transport_factory=lambda _cfg: ours, handle_signals=False)
+        gateway.connect(theirs)
+        async with mute:
+            waiting = await other.call_tool("gw.t.compute", {"seconds": 60}, task=True)  # in flight meanwhile
+            asking = await mute.call_tool("gw.t.confirm", {}, task=True)
+            with pytest.raises(ServerError) as failed:
+                await asking
+            assert asking.status == "failed" and failed.value.code == -32603
+            assert waiting.status == "working"
+            await waiting.cancel()
