@@ -51,6 +51,7 @@ _SUPPORTED: Final = ("optional", "required")
 _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
 Runner = Callable[[str, RequestContext, Awaitable[Any]], Awaitable[Any]]
+Asker = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 class TaskLink(RequestContext):
@@ -125,16 +126,45 @@ class GatewayTasks:
         self.run_for = run_for
         #: (server, the server's task id) → the link of the client's task that mirrors it.
         self.links: dict[tuple[str, str], TaskLink] = {}
+        #: server → tasks being made on it (their ids not known yet).
+        self.creating: dict[str, int] = {}
+        self._change: asyncio.Future[None] | None = None
 
-    def link_for(self, server: str, params: dict[str, Any]) -> TaskLink | None:
-        """The task a server's question is for, when it says (``related-task`` in its
+    def asker(self, server: str, method: str, params: dict[str, Any],
+              otherwise: Callable[[], Asker]) -> Asker | None:
+        """Who answers a server's question that names its task (``related-task`` in its
         ``_meta``: a 2025-11-25 server's mark, or the host's on a 2026-07-28 task's input
-        requests)."""
+        requests): that task's client, which takes it or refuses it, never another client's
+        request instead. ``None``: the question names no task of a client."""
         meta = params.get("_meta")
         related = meta.get(RELATED_TASK) if type(meta) is dict else None
         task_id = related.get("taskId") if type(related) is dict else None
-        # Known, it takes the question or refuses it: never another client's request instead.
-        return self.links.get((server, task_id)) if type(task_id) is str else None
+        if type(task_id) is not str:
+            return None
+        key = (server, task_id)
+        link = self.links.get(key)
+        if link is not None:
+            return lambda asked: link.request(method, asked)
+        if not self.creating.get(server):
+            return None
+
+        async def later(asked: dict[str, Any]) -> Any:
+            # A 2025-11-25 server may ask as soon as its task runs, before the task it just
+            # made is known here: wait until the tasks being made on it are.
+            while key not in self.links and self.creating.get(server):
+                if self._change is None:
+                    self._change = asyncio.get_running_loop().create_future()
+                await asyncio.shield(self._change)
+            found = self.links.get(key)
+            return await (found.request(method, asked) if found is not None else otherwise()(asked))
+
+        return later
+
+    def made(self) -> None:
+        """A task being made on a server is known (or failed): the questions waiting for it look again."""
+        change, self._change = self._change, None
+        if change is not None and not change.done():
+            change.set_result(None)
 
     def closed(self, session: ServerSession) -> None:
         """``session`` ended: the tasks it owned alone end with it."""
@@ -188,6 +218,16 @@ class GatewayTasks:
         return served
 
     async def _downstream(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
+        self.creating[server] = self.creating.get(server, 0) + 1
+        try:
+            return await self._mirror(server, name, arguments, link)
+        finally:
+            left = self.creating.pop(server) - 1
+            if left:
+                self.creating[server] = left
+            self.made()
+
+    async def _mirror(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
         # A TaskHandle (what ``MCPHost.call_tool(..., task=True)`` returns).
         progress = None if link.progress_token is None else _relay(link)
         asked = link.task or {}  # the client's ttl, when it gave one (2025-11-25)

@@ -219,9 +219,9 @@ class HostBackend(Backend):
 
     def _asker(self, server: str, method: str, params: dict[str, Any] | None = None,
                ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        task = self.served.link_for(server, params) if params else None  # a task's question
-        if task is not None:
-            return lambda asked: task.request(method, asked)
+        task = self.served.asker(server, method, params, lambda: self._asker(server, method)) if params else None
+        if task is not None:  # the question names a client's task (gateway/tasks.py)
+            return task
         for ctx in reversed(self.calling.get(server, ())):
             if ctx.can_ask(method) and ctx.reachable:
                 return lambda params: ctx.request(method, params)

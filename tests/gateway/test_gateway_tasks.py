@@ -21,8 +21,9 @@ from mcphost import MCPHost, ServerError
 from mcphost.client.tasks import TaskHandle
 from mcphost.gateway.app import Gateway
 from mcphost.gateway.http import HttpGateway, HttpOptions
+from mcphost.gateway.tasks import GatewayTasks
 from mcphost.protocol.modern import META_CAPABILITIES, META_VERSION, TASKS_EXTENSION
-from mcphost.server.tasks import RELATED_TASK, TaskLimits
+from mcphost.server.tasks import RELATED_TASK, TaskLimits, TaskStore
 from mcphost.testing import package_root
 from mcphost.transports.memory import memory_pair
 
@@ -267,11 +268,14 @@ async def test_mcphosts_own_client_over_stateless_http() -> None:
             assert (await endless.cancel())["status"] == "cancelled"
 
 
-async def test_each_tasks_question_reaches_the_client_that_made_it() -> None:
-    """Two clients' tasks ask the same server at once: the host marks each task's input
-    requests with the server's task, and the gateway sends each to its own client (not to
-    whichever request came last)."""
-    async with Gateway({"mcpServers": {"t": server("modern", tasky("modern"))}}, handle_signals=False) as gateway:
+@pytest.mark.parametrize("downstream", ["modern", "legacy"])
+async def test_each_tasks_question_reaches_the_client_that_made_it(downstream: str) -> None:
+    """Two clients' tasks ask the same server at once: each question names the server's task
+    (a 2025-11-25 server marks it, often before the gateway has its task id; the host marks a
+    2026-07-28 task's input requests), and the gateway sends each to its own client, not to
+    whichever request came last."""
+    config = {"mcpServers": {"t": server(downstream, tasky(downstream))}}
+    async with Gateway(config, handle_signals=False) as gateway:
         asked: dict[str, list[dict[str, Any]]] = {"alice": [], "bob": []}
 
         @contextlib.asynccontextmanager
@@ -290,8 +294,8 @@ async def test_each_tasks_question_reaches_the_client_that_made_it() -> None:
                 yield host
 
         async with client("alice") as alice, client("bob") as bob:
-            first = await alice.call_tool("gw.t.confirm", {}, task=True)
-            second = await bob.call_tool("gw.t.confirm", {}, task=True)
+            first, second = await asyncio.gather(alice.call_tool("gw.t.confirm", {}, task=True),
+                                                 bob.call_tool("gw.t.confirm", {}, task=True))
             done = await asyncio.wait_for(asyncio.gather(first.result(), second.result()), 30)
             assert all(not result.get("isError") for result in done)
         assert [len(asked["alice"]), len(asked["bob"])] == [1, 1]
@@ -337,3 +341,53 @@ async def test_a_question_for_a_client_that_cannot_answer_is_refused() -> None:
             assert asking.status == "failed" and failed.value.code == -32603
             assert waiting.status == "working"
             await waiting.cancel()
+
+
+async def test_a_question_that_comes_before_its_task_is_known_waits_for_it() -> None:
+    """A 2025-11-25 server may ask as soon as its task runs, before the gateway has the id
+    of the task it made: the question waits for the tasks being made on that server, then
+    goes to its own (or, naming none of them, to the latest request, as any question)."""
+    tasks = GatewayTasks(MCPHost(), TaskStore(), lambda _s, _c, work: work)
+    answered: list[tuple[str, str, dict[str, Any]]] = []
+
+    class Link:
+        def __init__(self, who: str) -> None:
+            self.who = who
+
+        async def request(self, method: str, params: dict[str, Any]) -> Any:
+            answered.append((self.who, method, params))
+            return {"action": "accept"}
+
+    def latest() -> Any:
+        return lambda asked: Link("latest").request("elicitation/create", asked)
+
+    marked = {"_meta": {RELATED_TASK: {"taskId": "srv-1"}}}
+    assert tasks.asker("s", "elicitation/create", {"message": "m"}, latest) is None  # names no task
+    assert tasks.asker("s", "elicitation/create", marked, latest) is None  # nothing being made on "s"
+    tasks.creating["s"] = 2
+    waiting = tasks.asker("s", "elicitation/create", marked, latest)
+    assert waiting is not None
+    asked = asyncio.ensure_future(waiting({"message": "m"}))
+    await asyncio.sleep(0)
+    tasks.creating["s"] = 1
+    tasks.made()  # another task was made: not this one
+    await asyncio.sleep(0)
+    assert not asked.done()
+    tasks.links[("s", "srv-1")] = Link("alice")  # type: ignore[assignment]
+    tasks.creating.pop("s")
+    tasks.made()
+    assert await asyncio.wait_for(asked, 10) == {"action": "accept"}
+    assert answered == [("alice", "elicitation/create", {"message": "m"})]
+    # Once made and known, it is answered at once.
+    direct = tasks.asker("s", "sampling/createMessage", marked, latest)
+    assert direct is not None and await direct({}) == {"action": "accept"}
+    # A question naming a task none of those being made turned out to be: as any question.
+    tasks.creating["s"] = 1
+    other = tasks.asker("s", "elicitation/create", {"_meta": {RELATED_TASK: {"taskId": "srv-2"}}}, latest)
+    assert other is not None
+    elsewhere = asyncio.ensure_future(other({"message": "n"}))
+    await asyncio.sleep(0)
+    tasks.creating.pop("s")
+    tasks.made()
+    await asyncio.wait_for(elsewhere, 10)
+    assert answered[-1] == ("latest", "elicitation/create", {"message": "n"})
