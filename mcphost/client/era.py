@@ -138,6 +138,14 @@ async def negotiate(session: ClientSession, modern: ModernSession, mode: str, pr
     return True
 
 
+_RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+
+
+def _marked(params: dict[str, Any], task_id: Any) -> dict[str, Any]:
+    meta = params.get("_meta")
+    return {**params, "_meta": {**(meta if type(meta) is dict else {}), _RELATED_TASK: {"taskId": task_id}}}
+
+
 async def _quietly(call: Any) -> None:
     try:
         await call
@@ -281,7 +289,9 @@ class ModernRules:
                 fresh: dict[str, tuple[str, dict[str, Any]]] = {}
                 if status == INPUT_REQUIRED and task.get("inputRequests"):
                     round_ = rules.input_round(task, self.handshake.client_caps)
-                    fresh = {k: v for k, v in round_.requests.items() if k not in answered}
+                    # Marked with the task, as a 2025-11-25 server marks a task's requests: the
+                    # application (a gateway) can tell which task asks.
+                    fresh = {k: (m, _marked(p, task_id)) for k, (m, p) in round_.requests.items() if k not in answered}
                 if fresh:
                     responses = await self._answer(method, rules.InputRound(fresh, None))
                     answered.update(responses)
@@ -294,7 +304,8 @@ class ModernRules:
                 if type(task) is not dict:
                     raise ProtocolError(f"tasks/get of {task_id[:60]!r} answered no task", server=session.name)
         except asyncio.CancelledError:
-            session.tasks.start(_quietly(session.call("tasks/cancel", {"taskId": task_id})), "tasks/cancel")
+            if not session.tasks.closed:  # (a closed session has no one to tell, and no call to make)
+                session.tasks.start(_quietly(session.call("tasks/cancel", {"taskId": task_id})), "tasks/cancel")
             raise
 
     async def _answer(self, method: str, round_: rules.InputRound) -> dict[str, Any]:

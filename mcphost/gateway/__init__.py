@@ -12,7 +12,8 @@ HTTP on a stdlib asyncio server: sessions, Host/Origin checks, bearer token, ``/
 ``/metrics``), ``oauth`` (the OAuth resource-server check: tokens introspected at the issuer,
 Protected Resource Metadata), ``httpwire`` (one bounded HTTP/1.1 request in, one response out), ``streams``
 (one HTTP session's SSE streams, resumable with ``Last-Event-ID``), ``asgi`` (the ASGI
-application over the same endpoint).
+application over the same endpoint), ``tasks`` (a client's ``tools/call`` made a task: the server's
+own, followed through the host, or one the gateway runs).
 """
 
 from __future__ import annotations

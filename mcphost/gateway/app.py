@@ -20,6 +20,7 @@ from typing import Any
 from .. import MCPHost
 from ..server.modern import RoundStore
 from ..server.session import ServerLimits, ServerSession
+from ..server.tasks import TaskLimits
 from ..transports.base import Transport
 from ..wire.framing import DEFAULT_MAX_SIZE
 from .http import HttpGateway, HttpOptions
@@ -43,15 +44,16 @@ class Gateway:
             (:mod:`~mcphost.gateway.naming`).
         limits: what one client may hold (:class:`~mcphost.server.session.ServerLimits`).
         coalesce: seconds ``list_changed`` notifications are gathered before they go out.
+        task_limits: what the tasks of clients may hold (:class:`~mcphost.server.tasks.TaskLimits`).
         host_options: passed to :class:`~mcphost.MCPHost`.
     """
 
     def __init__(self, config: ConfigSource = None, *, naming: str = "dot", limits: ServerLimits | None = None,
-                 coalesce: float = 0.05, **host_options: Any) -> None:
+                 coalesce: float = 0.05, task_limits: TaskLimits | None = None, **host_options: Any) -> None:
         self.naming = Naming(naming)
         self.limits = limits or ServerLimits()
         self.host = MCPHost(config, **host_options)
-        self.backend = HostBackend(self.host, self.naming, coalesce=coalesce)
+        self.backend = HostBackend(self.host, self.naming, coalesce=coalesce, task_limits=task_limits)
         self.sessions: set[ServerSession] = set()
         #: What :meth:`start` answered: each server's ``ok``, ``state`` and ``error``.
         self.started: dict[str, dict[str, Any]] = {}

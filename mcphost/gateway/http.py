@@ -45,6 +45,7 @@ from ..server.modern import MODERN_METHODS, RoundStore
 from .httpwire import HttpFailure, Request, StreamWire, Wire, read_request
 from .oauth import OAuthOptions, ResourceServer
 from .streams import HttpSession, Stream
+from .tasks import principal
 
 if TYPE_CHECKING:
     from ..server.session import ServerSession
@@ -355,6 +356,7 @@ class HttpGateway:
         transport = HttpSession("", replay=options.replay, retry_ms=options.retry_ms, max_buffer=options.max_buffer,
                                 max_streams=1)
         session = self.gateway.connect(transport, self.rounds)
+        session.task_owner = principal(request.headers.get("authorization"))  # tasks: gateway/tasks.py
         try:
             # SSE when the client takes it and something may come before the answer (progress,
             # the listen stream); else one JSON body, whose status can tell a modern error.

@@ -32,8 +32,10 @@ from ..protocol import jsonrpc
 from ..rpc.taskset import TaskSet
 from ..server.context import Backend, RequestContext
 from ..server.session import ServerSession
+from ..server.tasks import TaskLimits, TaskStore
 from ..version import __version__
 from .naming import Naming
+from .tasks import GatewayTasks
 
 if TYPE_CHECKING:
     from .. import MCPHost
@@ -53,7 +55,8 @@ class HostBackend(Backend):
     host declares sampling, elicitation and roots to its servers.
     """
 
-    def __init__(self, host: MCPHost, naming: Naming, *, coalesce: float = 0.05) -> None:
+    def __init__(self, host: MCPHost, naming: Naming, *, coalesce: float = 0.05,
+                 task_limits: TaskLimits | None = None) -> None:
         self.host = host
         self.naming = naming
         self.coalesce = coalesce
@@ -66,6 +69,8 @@ class HostBackend(Backend):
         self._subscribers: dict[str, int] = {}
         #: Unsubscriptions on their way (cancelled by :meth:`aclose`).
         self.tasks = TaskSet("gateway", 256)
+        #: The tasks made of clients' calls (gateway/tasks.py).
+        self.served = GatewayTasks(host, TaskStore(task_limits), self._on)
         host.on_sampling(self._sampling, tools=True)
         host.on_elicitation(self._elicitation, form=True, url=True)
         host.on_roots(self._roots)
@@ -88,12 +93,16 @@ class HostBackend(Backend):
         text = info.get("instructions") if info else None
         return text if isinstance(text, str) else None
 
+    def task_store(self) -> TaskStore:
+        return self.served.store
+
     def opened(self, session: ServerSession) -> None:
         self.sessions.append(session)
 
     def closed(self, session: ServerSession) -> None:
         if session in self.sessions:
             self.sessions.remove(session)
+        self.served.closed(session)
         for uri in list(session.subscriptions):
             self._unsubscribe_later(uri)
 
@@ -105,9 +114,12 @@ class HostBackend(Backend):
         for server, info in self.host.get_tools().items():
             if not self.naming.serves(server):
                 continue
+            offered = kind == "tools" and self.served.offered(info, ctx)  # the gateway runs them as tasks
             for item in info.get(kind) or ():  # type: ignore[attr-defined]
                 if named and isinstance(item, dict) and isinstance(item.get("name"), str):
                     item = {**item, "name": self.naming.outward(server, item["name"])}
+                    if offered and "execution" not in item:
+                        item["execution"] = {"taskSupport": "optional"}
                 out.append(item)
         return out
 
@@ -125,6 +137,8 @@ class HostBackend(Backend):
         if self.naming.mode == "search" and name in ("search_tools", "describe_tool", "call_tool"):
             return await self._meta_tool(name, arguments, ctx)
         server, tool = self.naming.inward(name)
+        if self.served.applies(ctx):
+            return await self.served.call_tool(server, tool, arguments, ctx)
         progress = None if ctx.progress_token is None else _relay_progress(ctx)
         return dict(await self._on(server, ctx, self.host.call_tool(f"{server}.{tool}", arguments,
                                                                    progress=progress)))
@@ -203,7 +217,11 @@ class HostBackend(Backend):
 
     # -- what servers ask: relayed to a client --------------------------------------------------
 
-    def _asker(self, server: str, method: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    def _asker(self, server: str, method: str, params: dict[str, Any] | None = None,
+               ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        task = self.served.asker(server, method, params, lambda: self._asker(server, method)) if params else None
+        if task is not None:  # the question names a client's task (gateway/tasks.py)
+            return task
         for ctx in reversed(self.calling.get(server, ())):
             if ctx.can_ask(method) and ctx.reachable:
                 return lambda params: ctx.request(method, params)
@@ -216,10 +234,10 @@ class HostBackend(Backend):
         raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: no client of the mcphost gateway can answer ({why})")
 
     async def _sampling(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "sampling/createMessage")(params)
+        return await self._asker(server, "sampling/createMessage", params)(params)
 
     async def _elicitation(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "elicitation/create")(params)
+        return await self._asker(server, "elicitation/create", params)(params)
 
     async def _roots(self, server: str) -> Any:
         result = await self._asker(server, "roots/list")({})
@@ -280,6 +298,7 @@ class HostBackend(Backend):
             self._flush.cancel()
             self._flush = None
         await self.tasks.aclose()
+        await self.served.store.aclose()
 
     def _tell_changed(self) -> None:
         self._flush = None

@@ -114,7 +114,9 @@ MAX_INPUT_REQUESTS: Final = 32
 #: The client capability an input request needs.
 _NEEDS: Final = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 #: The param whose value ``Mcp-Name`` carries, by method.
-NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAM: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                     # SEP-2663, "Streamable HTTP: Routing Headers": Mcp-Name is the task id.
+                     "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 class State(enum.Enum):

@@ -25,6 +25,7 @@ from ..protocol import jsonrpc
 
 if TYPE_CHECKING:
     from .session import ServerSession
+    from .tasks import TaskStore
 
 __all__ = ["RELATED", "Backend", "RequestContext"]
 
@@ -42,7 +43,10 @@ class RequestContext:
         progress_token: ``params._meta.progressToken`` (``None``: the client asked for none).
     """
 
-    __slots__ = ("method", "progress_token", "rid", "session")
+    __slots__ = ("method", "progress_token", "rid", "session", "task")
+
+    #: A request of the 2026-07-28 era (:class:`~mcphost.server.modern.ModernContext`).
+    modern = False
 
     def __init__(self, session: ServerSession, rid: Any, method: str, params: dict[str, Any]) -> None:
         self.session = session
@@ -51,6 +55,8 @@ class RequestContext:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self.progress_token = token if type(token) in (str, int) else None
+        #: What a ``tools/call`` asks of a task (``None``: none; :func:`~mcphost.server.tasks.requested`).
+        self.task: dict[str, Any] | None = None
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` for this request (nothing without a token)."""
@@ -92,6 +98,10 @@ class Backend:
         return {"name": "mcphost", "version": "0"}
 
     def instructions(self) -> str | None:
+        return None
+
+    def task_store(self) -> TaskStore | None:
+        """Where the tasks made of ``tools/call`` are kept (``None``: tasks are not served)."""
         return None
 
     def opened(self, session: ServerSession) -> None:

@@ -50,6 +50,7 @@ from ..protocol.modern_server import (
 )
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .context import RequestContext
+from .tasks import advertise
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -60,6 +61,7 @@ __all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", 
 MODERN_METHODS: Final = frozenset({
     "server/discover", "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
     "resources/templates/list", "resources/read", "completion/complete", "subscriptions/listen",
+    "tasks/get", "tasks/update", "tasks/cancel",  # the tasks extension (server/tasks.py)
 })
 #: ``subscriptions/listen`` streams of one client at once.
 MAX_LISTENS: Final = 16
@@ -115,6 +117,8 @@ class ModernContext(RequestContext):
     """A request of the 2026-07-28 era: its own capabilities; asking the client is MRTR."""
 
     __slots__ = ("capabilities", "exchange")
+
+    modern = True
 
     def __init__(self, session: ServerSession, rid: Any, method: str, params: dict[str, Any],
                  exchange: _Exchange | None) -> None:
@@ -240,7 +244,7 @@ class ModernServer:
 
     def capabilities(self) -> dict[str, Any]:
         """The backend's capabilities, ``logging`` added."""
-        caps = dict(self.session.backend.capabilities())
+        caps = advertise(dict(self.session.backend.capabilities()), self.session, True)
         caps["logging"] = {}
         return caps
 

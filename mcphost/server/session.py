@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -47,6 +48,8 @@ from ..rpc.peer import Peer
 from ..transports.base import Transport
 from .context import RELATED, Backend, RequestContext
 from .modern import ModernServer, RoundStore
+from .tasks import HANDLERS as TASK_HANDLERS
+from .tasks import advertise, requested
 
 __all__ = ["LOG_LEVELS", "ServerLimits", "ServerSession", "TOO_BUSY"]
 
@@ -115,6 +118,8 @@ class ServerSession:
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.in_flight = 0
+        #: Whose tasks this session's requests see (a stateless HTTP front names a principal).
+        self.task_owner = "session:" + secrets.token_hex(12)
         self._ended = False
         #: The 2026-07-28 era's requests (see the module docstring).
         self.modern = ModernServer(self, rounds)
@@ -276,7 +281,7 @@ class ServerSession:
         self.version = _versions.get(version)
         self.client_capabilities = caps
         self.client_info = info
-        server_caps = dict(self.backend.capabilities())
+        server_caps = advertise(dict(self.backend.capabilities()), self, False)
         server_caps["logging"] = {}
         if not self.version.completions_flag:
             server_caps.pop("completions", None)
@@ -365,6 +370,7 @@ def _object(params: dict[str, Any], key: str, method: str) -> dict[str, Any]:
 
 async def _call_tool(session: ServerSession, ctx: RequestContext, params: dict[str, Any]) -> Any:
     name = _string(params, "name", ctx.method)
+    ctx.task = requested(session, ctx, params)
     return await session.backend.call_tool(name, _object(params, "arguments", ctx.method), ctx)
 
 
@@ -418,4 +424,5 @@ _HANDLERS: Final[dict[str, Handler]] = {
     "resources/unsubscribe": _subscribe,
     "logging/setLevel": _set_level,
     "completion/complete": _complete,
+    **TASK_HANDLERS,
 }
