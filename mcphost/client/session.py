@@ -40,7 +40,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import MCPHostError, ProtocolError, ServerError
 from ..protocol.legacy import Session
@@ -71,6 +71,12 @@ _NO_TIMEOUT: Final = CallOptions(timeout=0)
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+class _Start(Protocol):
+    def __call__(self, method: str, params: dict[str, Any] | None = None,
+                 progress: Callable[[Any], Any] | None = None, options: CallOptions | None = None,
+                 owned: bool = False) -> Call: ...
 
 
 def _tag_progress(params: dict[str, Any] | None, token: Any, owned: bool) -> dict[str, Any]:
@@ -140,6 +146,12 @@ class ClientSession:
             on_abandoned=self._on_abandoned,
             tag_progress=_tag_progress,
         )
+        #: :meth:`call` in two steps, for a caller that wants the request's record (its id):
+        #: send now (``start(method, params, progress, options, owned)``), then ``await
+        #: session.wait(call)``. The handshake era adds nothing to a request: this is the
+        #: peer's own ``start_request`` (no frame of the session's per call); the modern era's
+        #: follows each request it sends.
+        self.start: _Start = self.peer.start_request
         self._progress_calls = self.peer.progress_calls
         self.peer.notification_handlers[_PROGRESS] = self._on_progress
         #: The checker's quick test of a progress notification (set with the checker).
@@ -185,6 +197,7 @@ class ClientSession:
             if await negotiate(self, found, self.mode, self.probe_timeout):
                 self.handshake = found
                 self.modern = rules
+                self.start = self._start_modern
                 self._check_messages(str(found.protocol_version))
                 return
             peer.prepare = None
@@ -338,7 +351,7 @@ class ClientSession:
         except ServerError as exc:  # -32021 is the application's to fix (others as they came)
             raise modern.refused(method, exc) from None
 
-    def start(
+    def _start_modern(
         self,
         method: str,
         params: dict[str, Any] | None = None,
@@ -346,11 +359,10 @@ class ClientSession:
         options: CallOptions | None = None,
         owned: bool = False,
     ) -> Call:
-        """:meth:`call` in two steps, for a caller that wants the request's record (its id):
-        send now, then ``await session.wait(call)``."""
+        """``start`` in the modern era: the request is sent, then followed by the era's rules."""
         call = self.peer.start_request(method, params, progress, options, owned)
-        if self.modern is not None:
-            self.modern.started(call, params, progress, options)
+        assert self.modern is not None
+        self.modern.started(call, params, progress, options)
         return call
 
     def wait(self, call: Call) -> Awaitable[Any]:
