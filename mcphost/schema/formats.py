@@ -15,7 +15,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-
 __all__ = ["FORMATS"]
 
 _A = re.ASCII
