@@ -224,9 +224,15 @@ class Peer:
             raise self._unavailable()
         rid = next(self._ids)
         if options is None:
-            # (asyncio.Future(loop=...) is what the loop's create_future() returns, without
-            # that method's frame: this runs once per request.)
-            call = Call(_Future(loop=self._loop), method, rid, progress)
+            # The default deadline, Deadlines.watch_default's rule written out on the hottest
+            # path (no frame). (asyncio.Future(loop=...) is what the loop's create_future()
+            # returns, without that method's frame.)
+            deadlines = self.deadlines
+            seconds = deadlines.default
+            expires = deadlines.now() + seconds if 0 < seconds < _INF else _INF
+            call = Call(_Future(loop=self._loop), method, rid, progress, expires)
+            if expires < deadlines.watchdog_at:
+                deadlines.arm(expires)
         else:
             call = TimedCall.made_with(options, _Future(loop=self._loop), method, rid, progress)
             progress = call.progress
@@ -256,9 +262,7 @@ class Peer:
         # gathers this loop turn's requests into one write.
         self.transport.send(data, REQUEST, method, len(pending) == 1, headers)
         self.stats.requests += 1
-        if options is None:
-            self.deadlines.watch_default(call)
-        else:
+        if options is not None:
             self.deadlines.watch(call, options.timeout, call.reset, options.max_timeout)
         return call
 
