@@ -362,10 +362,6 @@ def _plain_call_result(result: Any) -> bool:
     on every member)."""
     try:
         content = result["content"]
-        if len(content) == 1 and len(result) == 1 and content.__class__ is list:
-            block = content[0]  # the commonest result of all: one text block, alone
-            return block.__class__ is dict and len(block) == 2 and block["type"] == "text" \
-                and block["text"].__class__ is str
         if content.__class__ is not list:
             return False
         if len(result) != 1 and (len(result) != 2 or result.get("isError").__class__ is not bool):
