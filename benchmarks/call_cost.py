@@ -10,10 +10,12 @@ garbage collector is off (its cost depends on the heap, not the call path).
 
 ``--without`` prices one of mcphost's checks by turning it off: ``arguments`` (the
 ``inputSchema`` validation), ``messages`` (the result checks), ``histogram`` (the latency
-metrics). Run from the repository root, with valgrind on PATH::
+metrics). ``--by-function`` runs no callgrind: it prints, for each client, the interpreter
+steps per call of each Python function (where the instructions go; callgrind only sees the
+interpreter's own functions). Run from the repository root, with valgrind on PATH::
 
     python benchmarks/call_cost.py [--case concurrent|sequential|concurrent+progress]
-                                   [--calls 2000] [--without arguments ...]
+                                   [--calls 2000] [--without arguments ...] [--by-function]
 
 It prints one line per client and the ratio. Nothing here is asserted.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import functools
 import gc
 import os
@@ -29,6 +32,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -116,15 +120,44 @@ async def _client(impl: str, case: str, without: list[str]) -> Callable[[dict[st
     return functools.partial(host.call_tool, "echo.echo")
 
 
-async def _run(impl: str, case: str, calls: int, without: list[str]) -> None:
+async def _run(impl: str, case: str, calls: int, without: list[str], by_function: bool = False) -> None:
     from bench_calls import run_concurrent, run_sequential
 
     call = await _client(impl, case, without)
     run = run_sequential if case == "sequential" else run_concurrent
     await run(call, _WARM)
     gc.disable()
-    await run(call, calls)
+    if by_function:
+        await _steps_by_function(impl, run, call, calls)
+    else:
+        await run(call, calls)
     os._exit(0)  # what follows (shutdown) is not counted
+
+
+async def _steps_by_function(impl: str, run: Any, call: Any, calls: int) -> None:
+    """Interpreter steps per call, by function (``sys.settrace`` with ``f_trace_opcodes``):
+    which Python function the instructions go to (callgrind sees only the interpreter's)."""
+    steps: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def step(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "opcode":
+            code = frame.f_code
+            steps[(os.path.basename(code.co_filename), getattr(code, "co_qualname", code.co_name))] += 1
+        return step
+
+    def enter(frame: types.FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return step
+
+    sys.settrace(enter)
+    try:
+        await run(call, calls)
+    finally:
+        sys.settrace(None)
+    print(f"{impl}: {sum(steps.values()) / calls:,.0f} interpreter steps per call")
+    for (where, name), count in steps.most_common(30):
+        print(f"{count / calls:8.1f}  {where}: {name}")
 
 
 def _count(impl: str, case: str, calls: int, without: list[str]) -> int:
@@ -145,10 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", default="concurrent", choices=["concurrent", "sequential", "concurrent+progress"])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--without", action="append", default=[], choices=["arguments", "messages", "histogram"])
+    parser.add_argument("--by-function", action="store_true",
+                        help="no callgrind: interpreter steps per call by Python function, for each client")
     parser.add_argument("--child", choices=["floor", "mcphost"], help=argparse.SUPPRESS)
+    parser.add_argument("--steps", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
-        asyncio.run(_run(opts.child, opts.case, opts.calls, opts.without))
+        asyncio.run(_run(opts.child, opts.case, opts.calls, opts.without, opts.steps))
+        return 0
+    if opts.by_function:
+        for impl in ("floor", "mcphost"):
+            argv_ = [sys.executable, __file__, "--child", impl, "--case", opts.case, "--calls", str(opts.calls)]
+            subprocess.run([*argv_, *(f"--without={what}" for what in opts.without), "--steps"], check=False)
         return 0
     started = time.perf_counter()
     per_call = {}

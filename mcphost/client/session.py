@@ -18,10 +18,9 @@ and it owns what MCP adds to JSON-RPC:
 - cancellation: a call given up (timeout, cancelled caller) is followed by
   ``notifications/cancelled`` — never for ``initialize`` (spec: "The client MUST NOT cancel
   initialize"); a server's ``notifications/cancelled`` stops the handler serving it;
-- ``ping`` from the server is answered at once, here: liveness must not wait behind
-  application handlers;
-- server requests are admitted only for the capabilities the client declared; task methods
-  and task-augmented requests go to the served tasks; the rest to the host's handler;
+- the server's requests: handed to :class:`~.serving.ServerRequests` (``ping`` answered at
+  once, admission by the declared capabilities, the served tasks, the host's handler behind
+  bounded gates, the answer checked);
 - message checks (:class:`~mcphost.protocol.messages.MessageChecker`) on what the server
   sends and on what the application answers; a listing's items are counted against
   ``max_list_items`` before any of them is checked (a million-tool page is refused, not
@@ -31,21 +30,19 @@ and it owns what MCP adds to JSON-RPC:
 
 Every request to the server, ``tools/call`` included, takes one path: :meth:`ClientSession.call`
 -> :meth:`Peer.start_request <mcphost.rpc.peer.Peer.start_request>` -> the transport, then
-:meth:`Peer.wait <mcphost.rpc.peer.Peer.wait>`.
+:meth:`Peer.wait <mcphost.rpc.peer.Peer.wait>` (``tools/call`` awaits the call's future
+itself, and gives the call up if cancelled: one coroutine less per call in flight).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from ..errors import MCPHostError, ProtocolError, RpcError, ServerError
-from ..protocol import jsonrpc
+from ..errors import MCPHostError, ProtocolError, ServerError
 from ..protocol.legacy import Session
 from ..protocol.modern import DEFAULT_MAX_ROUNDS, ModernSession
 from ..protocol.versions import SUPPORTED_VERSIONS, Version, protocol_choice
@@ -55,7 +52,8 @@ from ..rpc.taskset import TaskSet
 from ..transports.base import Gone, Transport
 from .era import PROBE_TIMEOUT, ModernRules, negotiate
 from .renewal import RenewalPolicy, SessionRenewal
-from .served_tasks import TASK_METHODS, ClientTasks
+from .served_tasks import ClientTasks
+from .serving import REQUEST_LIMITS, REQUEST_QUEUE, ServerRequests
 
 if TYPE_CHECKING:
     from ..protocol.messages import MessageChecker
@@ -65,21 +63,20 @@ __all__ = ["ClientSession"]
 
 logger = logging.getLogger("mcphost.client")
 
-# Server requests the client can run as client-side tasks (2025-11-25).
-_TASK_CAPABLE: Final = frozenset({"sampling/createMessage", "elicitation/create"})
 _PROGRESS: Final = "notifications/progress"
 #: Listing methods -> the member that holds their items (counted before any check).
 _LISTS: Final = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
                  "resources/templates/list": "resourceTemplates", "tasks/list": "tasks"}
 _NO_TIMEOUT: Final = CallOptions(timeout=0)
 
-#: How many requests of one kind a server may have the application serve at once.
-REQUEST_LIMITS: Final = {"sampling/createMessage": 4, "elicitation/create": 4, "*": 16}
-#: How many more may wait for a slot before the next is refused.
-REQUEST_QUEUE: Final = 64
-
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+class _Start(Protocol):
+    def __call__(self, method: str, params: dict[str, Any] | None = None,
+                 progress: Callable[[Any], Any] | None = None, options: CallOptions | None = None,
+                 owned: bool = False) -> Call: ...
 
 
 def _tag_progress(params: dict[str, Any] | None, token: Any, owned: bool) -> dict[str, Any]:
@@ -136,17 +133,25 @@ class ClientSession:
         self.on_closed = on_closed
         #: Told the method of each request whose deadline passed (the host's health).
         self.on_timeout = on_timeout
+        #: What the server asks of the client (its requests: admitted, bounded, answered).
+        self.requests = ServerRequests(self)
         self.peer = Peer(
             name,
             transport,
             request_timeout=request_timeout,
             scheduler=scheduler,
-            on_request=self._on_request,
+            on_request=self.requests.on_request,
             on_notification=self._on_notification,
             on_closed=self._on_closed,
             on_abandoned=self._on_abandoned,
             tag_progress=_tag_progress,
         )
+        #: :meth:`call` in two steps, for a caller that wants the request's record (its id):
+        #: send now (``start(method, params, progress, options, owned)``), then ``await
+        #: session.wait(call)``. The handshake era adds nothing to a request: this is the
+        #: peer's own ``start_request`` (no frame of the session's per call); the modern era's
+        #: follows each request it sends.
+        self.start: _Start = self.peer.start_request
         self._progress_calls = self.peer.progress_calls
         self.peer.notification_handlers[_PROGRESS] = self._on_progress
         #: The checker's quick test of a progress notification (set with the checker).
@@ -166,7 +171,6 @@ class ClientSession:
         #: Items one page of a listing may hold: more is refused before any item is checked
         #: (the host's ``Bounds.max_list_items``, which counts all pages, sets it).
         self.max_list_items = 10_000
-        self._gates: dict[str, _Gate] = {}
         #: The tasks this session started (async progress callbacks): cancelled with it.
         self.tasks = TaskSet(name)
         #: How a session the transport lost is renewed, and who is told after each renewal.
@@ -193,6 +197,7 @@ class ClientSession:
             if await negotiate(self, found, self.mode, self.probe_timeout):
                 self.handshake = found
                 self.modern = rules
+                self.start = self._start_modern
                 self._check_messages(str(found.protocol_version))
                 return
             peer.prepare = None
@@ -346,7 +351,7 @@ class ClientSession:
         except ServerError as exc:  # -32021 is the application's to fix (others as they came)
             raise modern.refused(method, exc) from None
 
-    def start(
+    def _start_modern(
         self,
         method: str,
         params: dict[str, Any] | None = None,
@@ -354,19 +359,19 @@ class ClientSession:
         options: CallOptions | None = None,
         owned: bool = False,
     ) -> Call:
-        """:meth:`call` in two steps, for a caller that wants the request's record (its id):
-        send now, then ``await session.wait(call)``."""
+        """``start`` in the modern era: the request is sent, then followed by the era's rules."""
         call = self.peer.start_request(method, params, progress, options, owned)
-        if self.modern is not None:
-            self.modern.started(call, params, progress, options)
+        assert self.modern is not None
+        self.modern.started(call, params, progress, options)
         return call
 
-    def wait(self, call: Call) -> Coroutine[Any, Any, Any]:
+    def wait(self, call: Call) -> Awaitable[Any]:
         """The result of ``call`` (from :meth:`start`), to be awaited: its deadline bounds
-        the whole wait; a cancelled caller gives the call up."""
+        the whole wait. Mostly the call's future itself (no coroutine per call): a caller
+        cancelled while awaiting it gives the call up with :meth:`abandon` (harmless twice)."""
         if self.modern is not None:
             return self.modern.wait(call)
-        return self.peer.wait(call)
+        return self.peer.wait(call) if self.peer.needs_drain else call.future
 
     async def request(
         self,
@@ -482,119 +487,15 @@ class ClientSession:
             except Exception:
                 logger.exception("%s: notification handler failed for %s", self.name, method)
 
-    def _on_request(self, rid: Any, method: str, params: Any) -> None:
-        peer = self.peer
-        if peer.needs_drain:
-            # The server does not read what it is sent (the write buffer is over its mark):
-            # answering its requests would only grow the buffer without bound. Dropped and
-            # counted; its own requests go on once it reads again.
-            peer.stats.dropped_requests += 1
-            if peer.stats.dropped_requests in (1, 1000) or peer.stats.dropped_requests % 100_000 == 0:
-                logger.warning(
-                    "%s: does not read its input; %d of its requests dropped unanswered",
-                    self.name, peer.stats.dropped_requests,
-                )
-            return
-        if method == "ping":
-            # Answered here, at once: liveness must not wait behind application handlers.
-            peer.respond(rid, {})
-            return
-        if self.checker is not None:
-            try:
-                self.checker.request(method, params)
-            except ProtocolError as exc:  # strict mode: refused, the reason in the reply
-                peer.stats.protocol_errors += 1
-                peer.respond_error(rid, jsonrpc.INVALID_PARAMS, exc.message)
-                return
-        if type(params) is not dict:
-            params = {}
-        handshake = self.handshake
-        if not handshake.accepts_server_request(method):
-            peer.respond_error(
-                rid,
-                jsonrpc.METHOD_NOT_FOUND,
-                f"{method} is not available: the client did not declare that capability "
-                f"(protocol {handshake.protocol_version})",
-            )
-            return
-        peer.serve(rid, self._answer(method, params))
-
     async def answer_input(self, method: str, params: dict[str, Any]) -> Any:
         """The application's answer to a modern server's input request (``roots/list``,
         ``sampling/createMessage``, ``elicitation/create``): the same handlers, limits and
         checks as the legacy server's request of that method."""
-        return await self._answer(method, params)
-
-    async def _answer(self, method: str, params: dict[str, Any]) -> Any:
-        served = self.served
-        as_task = False
-        if method in TASK_METHODS:
-            result = await served.handle(method, params)
-        elif (
-            isinstance(params.get("task"), dict)
-            and method in _TASK_CAPABLE
-            and "tasks" in self.handshake.client_caps
-        ):
-            # Run as a task the server follows: answered now, the handler runs on.
-            result = served.create(method, params, lambda: self._ask_host(method, params))
-            as_task = True
-        else:
-            result = await self._ask_host(method, params)
-        checker = self.checker
-        if checker is not None:
-            problem = checker.reply(method, result, task=as_task)
-            if problem is not None:
-                # Never send a malformed answer: the server gets an error saying why, the
-                # application's developer gets the same in the log.
-                logger.error("%s: not sent, the answer is not valid MCP: %s", self.name, problem)
-                raise RpcError(jsonrpc.INTERNAL_ERROR, f"the client's answer was invalid: {problem}")
-        return result
-
-    async def _ask_host(self, method: str, params: dict[str, Any]) -> Any:
-        handler = self.on_request
-        if handler is None:
-            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
-        # Spec: clients SHOULD rate-limit sampling. A server cannot make the application run
-        # more than a few of its handlers at once, nor queue work without bound.
-        gate = self._gates.get(method)
-        if gate is None:
-            limit = self.request_limits.get(method, self.request_limits.get("*", 16))
-            gate = self._gates[method] = _Gate(limit, self.request_queue)
-        async with gate.slot(method):
-            return await handler(method, params)
+        return await self.requests.answer(method, params)
 
     def _on_closed(self, err: MCPHostError) -> None:
         self.served.close()
         self.tasks.close()
         if self.on_closed is not None:
             self.on_closed(err)
-
-
-class _Gate:
-    """At most ``limit`` holders at once, at most ``queue`` waiting; more: refused."""
-
-    def __init__(self, limit: int, queue: int) -> None:
-        self._free = asyncio.Semaphore(max(1, limit))
-        self._queue = queue
-        self._waiting = 0
-
-    @contextlib.asynccontextmanager
-    async def slot(self, method: str) -> AsyncIterator[None]:
-        if self._free.locked():
-            if self._waiting >= self._queue:
-                raise RpcError(
-                    jsonrpc.INTERNAL_ERROR,
-                    f"too many {method} requests at once; refused (retry later)",
-                )
-            self._waiting += 1
-            try:
-                await self._free.acquire()
-            finally:
-                self._waiting -= 1
-        else:
-            await self._free.acquire()
-        try:
-            yield
-        finally:
-            self._free.release()
 

@@ -420,10 +420,8 @@ class MCPHost:
         started = _clock()
         try:
             call = session.start("tools/call", request, progress, options, True)
-            # Sent: not kept alive while waiting (fewer live objects per call in flight, fewer
-            # garbage-collector passes under load).
-            del request
-            result = await session.wait(call)
+            del request  # sent: not kept alive while waiting (fewer live objects, fewer GC passes)
+            result = await session.wait(call)  # (its future itself, mostly: no coroutine per call)
         except MCPHostError as exc:
             self.redactor.error(exc)  # no secret, no absolute path (TR10.3)
             observe.failed(handle, "tools/call", route.name, (_clock() - started) / 1e9, exc)
@@ -432,6 +430,9 @@ class MCPHost:
             # (No closure here: its cells would be made on every call, the fast path included.)
             return await recovery.retry_call(self.supervisor, self.call_tool, exc, route.name, name, params,
                                              timeout, progress, reset_timeout_on_progress, max_timeout, meta)
+        except BaseException:  # cancelled while waiting (or worse): the call is given up
+            session.abandon(call)
+            raise
         elapsed = _clock() - started
         if type(result) is not dict or type(result.get("content", _EMPTY)) is not list:
             bad = ProtocolError(f"tools/call {route.name!r} returned a malformed result (expected an object "

@@ -88,8 +88,9 @@ class Deadlines:
     # -- starting a deadline ----------------------------------------------------------------
 
     def watch_default(self, call: Timed) -> None:
-        """``call`` waits the default timeout (every call made without options: once per
-        request, on the hot path)."""
+        """``call`` waits the default timeout (the rule :meth:`Peer.start_request
+        <mcphost.rpc.peer.Peer.start_request>` writes out on its hot path, where it sets the
+        expiry as it makes the call)."""
         seconds = self.default
         if 0 < seconds < _INF:
             expires = call.expires = self.now() + seconds

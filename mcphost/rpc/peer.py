@@ -4,8 +4,9 @@ Layer 3. A :class:`Peer` is its transport's receiver: what the other side sends 
 dispatched as soon as it is read, in the same loop turn (no reader task to wake).
 Responses complete the caller's future (no task per response); notifications go to the owner's
 ``on_notification``, or to a handler of their method in ``notification_handlers`` (the frequent
-ones); requests go to the owner's ``on_request``, which answers at once (:meth:`Peer.respond`)
-or runs a handler as a task of its own (:meth:`Peer.serve`) so a slow one never blocks another.
+ones); requests go to the owner's ``on_request``, which answers through the peer's
+:class:`~mcphost.rpc.serving.Responder` (its ``respond``, ``respond_error``, ``serve`` and
+``cancel_served`` are the peer's): at once, or from a handler run as a task of its own.
 
 It knows no method by name. What a protocol on top decides is given to it as callables:
 ``on_abandoned`` (a call was given up: the owner tells the other side, or not),
@@ -27,10 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 from .._json import dumps, encode_unchecked, nonfinite
@@ -45,9 +45,10 @@ from ..errors import (
 )
 from ..protocol import jsonrpc
 from ..protocol.machine import PEER_TRANSITIONS, PeerState, move
-from ..transports.base import NOTIFICATION, REQUEST, RESPONSE, Gone, Transport
+from ..transports.base import NOTIFICATION, REQUEST, Gone, Transport
 from .calls import Call, CallOptions, PeerStats, Prepare, TimedCall
 from .deadlines import Deadlines, Scheduler
+from .serving import Responder
 
 __all__ = ["TIMED_OUT", "Call", "CallOptions", "Peer", "PeerStats", "TimedCall"]
 
@@ -100,8 +101,14 @@ class Peer:
         #: method -> handler of its params: notifications dispatched without
         #: ``on_notification`` (the session's progress, one per call in flight).
         self.notification_handlers: dict[str, Callable[[Any], None]] = {}
-        self._serving: dict[Any, asyncio.Task[None]] = {}
         self._loop = asyncio.get_running_loop()
+        #: Answers to the other side's requests (:class:`~.serving.Responder`): its
+        #: ``respond``, ``respond_error``, ``serve`` and ``cancel_served`` are the peer's.
+        self.responder = Responder(transport, lambda: self._refusal is not None)
+        self.respond = self.responder.respond
+        self.respond_error = self.responder.respond_error
+        self.serve = self.responder.serve
+        self.cancel_served = self.responder.cancel_served
         self.deadlines = Deadlines(
             scheduler if scheduler is not None else self._loop,
             self._pending,
@@ -217,9 +224,15 @@ class Peer:
             raise self._unavailable()
         rid = next(self._ids)
         if options is None:
-            # (asyncio.Future(loop=...) is what the loop's create_future() returns, without
-            # that method's frame: this runs once per request.)
-            call = Call(_Future(loop=self._loop), method, rid, progress)
+            # The default deadline, Deadlines.watch_default's rule written out on the hottest
+            # path (no frame). (asyncio.Future(loop=...) is what the loop's create_future()
+            # returns, without that method's frame.)
+            deadlines = self.deadlines
+            seconds = deadlines.default
+            expires = deadlines.now() + seconds if 0 < seconds < _INF else _INF
+            call = Call(_Future(loop=self._loop), method, rid, progress, expires)
+            if expires < deadlines.watchdog_at:
+                deadlines.arm(expires)
         else:
             call = TimedCall.made_with(options, _Future(loop=self._loop), method, rid, progress)
             progress = call.progress
@@ -249,9 +262,7 @@ class Peer:
         # gathers this loop turn's requests into one write.
         self.transport.send(data, REQUEST, method, len(pending) == 1, headers)
         self.stats.requests += 1
-        if options is None:
-            self.deadlines.watch_default(call)
-        else:
+        if options is not None:
             self.deadlines.watch(call, options.timeout, call.reset, options.max_timeout)
         return call
 
@@ -328,66 +339,6 @@ class Peer:
             else:
                 what = f"timed out after {call.timeout or self.deadlines.default:g} s"
             call.future.set_exception(TimeoutError(f"{call.method} {what}", server=self.name))
-
-    # -- serving the other side's requests ------------------------------------------------
-
-    def respond(self, rid: Any, result: Any) -> None:
-        """Answer request ``rid`` with ``result`` (an unencodable one: -32603 instead)."""
-        if self._refusal is not None:
-            return
-        try:
-            data = dumps(jsonrpc.response(rid, result))
-        except (TypeError, ValueError) as exc:
-            self.respond_error(rid, jsonrpc.INTERNAL_ERROR, f"result not serialisable: {exc}")
-            return
-        self.transport.send(data, RESPONSE)
-
-    def respond_error(self, rid: Any, code: int, message: str, data: Any = None) -> None:
-        if self._refusal is None:
-            self.transport.send(dumps(jsonrpc.error_response(rid, code, message, data)), RESPONSE)
-
-    def serve(self, rid: Any, answer: Awaitable[Any]) -> None:
-        """Answer request ``rid`` with what ``answer`` returns, in a task of its own.
-
-        An exception becomes an error response: its ``code`` (an int attribute) or -32603,
-        its ``message`` or text, its ``data``. A cancelled answer sends nothing (spec: the
-        receiver of a cancelled request should not respond).
-        """
-        task = self._serving[rid] = self._loop.create_task(self._serve(rid, answer))
-        if inspect.iscoroutine(answer):
-            # Cancelled before its first step (a notifications/cancelled right behind the
-            # request), the task never starts the answer: close it, or it is never awaited.
-            coroutine = answer
-
-            def close(_task: asyncio.Task[None]) -> None:
-                coroutine.close()
-
-            task.add_done_callback(close)
-
-    async def _serve(self, rid: Any, answer: Awaitable[Any]) -> None:
-        try:
-            result = await answer
-        except asyncio.CancelledError:
-            return
-        except Exception as exc:
-            code = getattr(exc, "code", None)
-            if not isinstance(code, int) or isinstance(code, bool):
-                code = jsonrpc.INTERNAL_ERROR
-            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            self.respond_error(rid, code, str(message), getattr(exc, "data", None))
-            return
-        finally:
-            self._serving.pop(rid, None)
-        self.respond(rid, result)
-
-    def cancel_served(self, rid: Any) -> None:
-        """The other side cancelled its request ``rid``: stop serving it."""
-        try:
-            task = self._serving.get(rid)
-        except TypeError:  # not a valid request id
-            return
-        if task is not None:
-            task.cancel()
 
     # -- the transport's receiver ---------------------------------------------------------
 
@@ -595,6 +546,5 @@ class Peer:
             self._forget(call)
             if not call.future.done():
                 call.future.set_exception(make_error())
-        for task in list(self._serving.values()):
-            task.cancel()
+        self.responder.cancel_all()
 

@@ -20,7 +20,7 @@ run time a ``$dynamicRef`` is as cheap as a ``$ref`` (JSON Schema 2020-12 core, 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcphost.errors import SchemaError
 from mcphost.schema.bounds import DEFAULT_MAX_NODES
@@ -35,8 +35,10 @@ from mcphost.schema.nodes import (
     cyclic_check,
 )
 from mcphost.schema.refs import DRAFT7, DRAFT2020, Loc, Registry
-from mcphost.schema.regex import Pattern, RegexError, compile_pattern
 from mcphost.schema.report import Collector, IPath, json_type
+
+if TYPE_CHECKING:
+    from mcphost.schema.regex import Pattern
 
 __all__ = ["Compiler"]
 
@@ -94,6 +96,10 @@ class Compiler:
         """Compile an ECMA-262 pattern, as a SchemaError when invalid or refused."""
         if not isinstance(source, str):
             raise self.error(loc, keyword, "must be a string (a regular expression)")
+        # The regex engine (six modules, about half a megabyte) is loaded by the first schema
+        # that has a pattern: the MCP message schemas have none, nor do most tools' inputs.
+        from mcphost.schema.regex import RegexError, compile_pattern
+
         try:
             return compile_pattern(source, self.strict)
         except RegexError as exc:

@@ -15,8 +15,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from mcphost.schema.regex import is_ecma_regex
-
 __all__ = ["FORMATS"]
 
 _A = re.ASCII
@@ -406,6 +404,14 @@ def is_relative_json_pointer(s: str) -> bool:
     return _REL_POINTER.match(s) is not None
 
 
+def _is_ecma_regex(s: str) -> bool:
+    # The regex engine is loaded by the first value checked as a regex (the compiler's
+    # reasoning: most schemas never need it).
+    from mcphost.schema.regex import is_ecma_regex
+
+    return is_ecma_regex(s)
+
+
 #: format name → checker of a string.
 FORMATS: dict[str, Callable[[str], bool]] = {
     "date-time": is_date_time,
@@ -424,7 +430,7 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     "iri-reference": is_iri_reference,
     "uri-template": is_uri_template,
     "uuid": is_uuid,
-    "regex": is_ecma_regex,
+    "regex": _is_ecma_regex,
     "json-pointer": is_json_pointer,
     "relative-json-pointer": is_relative_json_pointer,
 }

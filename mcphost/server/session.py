@@ -4,7 +4,7 @@ Layer 3. A :class:`ServerSession` is the server's side of one client connection:
 ``initialize`` (the version the client asked for when it is one we speak, else our newest:
 spec 2025-11-25, Lifecycle, "Version Negotiation"), ``ping`` at any time, and hands every
 other request to its :class:`~mcphost.server.context.Backend` in a task of its own (the
-peer's :meth:`~mcphost.rpc.peer.Peer.serve`). The lists are given page by page (an opaque
+peer's ``serve``, :meth:`~mcphost.rpc.serving.Responder.serve`). The lists are given page by page (an opaque
 cursor; a cursor we did not make is -32602). It keeps the client's log level and its
 resource subscriptions, relays ``notifications/cancelled`` to the task serving that request,
 and asks the client things (sampling, elicitation, roots) only when the client declared it

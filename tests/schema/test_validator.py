@@ -512,3 +512,26 @@ def test_unevaluated_properties_through_applicators() -> None:
     assert not v.is_valid({"kind": "a", "b": "x"})
     err = error_of(sch, {"kind": "b", "a": 1})
     assert err.keyword == "unevaluatedProperties" and "'a'" in str(err)
+
+
+def test_the_regex_engine_loads_with_the_first_pattern_only() -> None:
+    # A fresh interpreter: the MCP message checks (schemas without patterns) and a schema
+    # without one leave the ECMA-262 engine unloaded; the first pattern loads it, and it works.
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from mcphost import schema
+from mcphost.protocol.messages import MessageChecker
+checker = MessageChecker("s", "2025-11-25", "strict", None)
+checker.result("tools/call", {"content": [{"type": "text", "text": "ok", "annotations": {"priority": 0.5}}]})
+schema.compile({"properties": {"a": {"format": "email"}}}, format_assert=True).is_valid({"a": "x@y.z"})
+print("mcphost.schema.regex" in sys.modules)
+v = schema.compile({"type": "string", "pattern": "^a+$"})
+print("mcphost.schema.regex" in sys.modules, v.is_valid("aaa"), v.is_valid("ab"))
+v = schema.compile({"type": "string", "format": "regex"}, format_assert=True)
+print(v.is_valid("a("), v.is_valid("a+"))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["False", "True", "True", "False", "False", "True"], done.stderr

@@ -163,7 +163,7 @@ class StdioTransport(GoneOnce):
         if decode is None:
             decode = loads
         try:
-            messages = [decode(line) for line in lines]  # the common case: every line is JSON
+            messages = list(map(decode, lines))  # the common case: every line is JSON (no frame per chunk)
         except ValueError:
             messages = []
             for line in lines:
