@@ -14,8 +14,12 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
   request (MRTR): the upstream ``tools/call``, ``prompts/get`` or ``resources/read`` is
   answered ``input_required`` with ``inputRequests`` and a ``requestState`` sealed with a
   key of this session (HMAC: a client cannot forge or alter it), and the retried request's
-  ``inputResponses`` answer the questions while the backend's work goes on. A question the
-  request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
+  ``inputResponses`` answer the questions while the backend's work goes on. A question keeps
+  the key the backend gives it (a downstream server's own ``inputRequests`` key) when that
+  key is short and not already waiting in this request, else it is named here
+  (``elicitation-2``); the first request's own ``inputResponses`` answer the questions of
+  those keys at once; a retry that leaves questions unanswered is asked them again. A
+  question the request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
   (:data:`~mcphost.protocol.modern.DEFAULT_MAX_ROUNDS`), as are the requests waiting for a
   retry (``ServerLimits.max_in_flight``) and how long one waits (``request_timeout``).
 - ``subscriptions/listen`` stays open until the client cancels it: it is acknowledged with
@@ -38,6 +42,7 @@ from ..protocol.modern import (
     INPUT_REQUIRED,
     MAX_INPUT_REQUESTS,
     META_CAPABILITIES,
+    META_LOG_LEVEL,
     MISSING_CAPABILITY,
     MULTI_ROUND_METHODS,
 )
@@ -49,13 +54,14 @@ from ..protocol.modern_server import (
     seal_state,
 )
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
-from .context import RequestContext
+from .context import LOG_LEVELS, RequestContext, level_rank
 from .tasks import advertise
 
 if TYPE_CHECKING:
     from .session import ServerSession
 
-__all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS", "RoundStore"]
+__all__ = ["MAX_KEY", "MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS",
+           "RoundStore"]
 
 #: The requests of the 2026-07-28 era this session serves.
 MODERN_METHODS: Final = frozenset({
@@ -65,6 +71,8 @@ MODERN_METHODS: Final = frozenset({
 })
 #: ``subscriptions/listen`` streams of one client at once.
 MAX_LISTENS: Final = 16
+#: Characters of a question's own key kept at most (a longer one is named here).
+MAX_KEY: Final = 128
 META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 #: Filter key of ``subscriptions/listen`` → (its notification, the capability that offers it).
 _LISTEN_KEYS: Final = {"toolsListChanged": ("notifications/tools/list_changed", "tools"),
@@ -82,9 +90,10 @@ _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "el
 class _Exchange:
     """One multi-round request: the backend's work and the questions it waits on."""
 
-    __slots__ = ("asked", "asks", "expiry", "failure", "ident", "method", "number", "ready", "rounds", "task")
+    __slots__ = ("asked", "asks", "expiry", "failure", "given", "ident", "method", "number", "ready", "rounds",
+                 "task")
 
-    def __init__(self, ident: str, method: str) -> None:
+    def __init__(self, ident: str, method: str, given: dict[str, dict[str, Any]] | None = None) -> None:
         self.ident = ident
         self.method = method
         self.task: asyncio.Task[Any] | None = None
@@ -96,6 +105,8 @@ class _Exchange:
         self.rounds = 0
         self.number = 0
         self.expiry: asyncio.TimerHandle | None = None
+        #: Answers the first request brought (``inputResponses`` without a state), by key.
+        self.given = given or {}
 
 
 class RoundStore:
@@ -114,7 +125,8 @@ class RoundStore:
 
 
 class ModernContext(RequestContext):
-    """A request of the 2026-07-28 era: its own capabilities; asking the client is MRTR."""
+    """A request of the 2026-07-28 era: its own capabilities and log level; asking the
+    client is MRTR."""
 
     __slots__ = ("capabilities", "exchange")
 
@@ -123,9 +135,21 @@ class ModernContext(RequestContext):
     def __init__(self, session: ServerSession, rid: Any, method: str, params: dict[str, Any],
                  exchange: _Exchange | None) -> None:
         super().__init__(session, rid, method, params)
-        caps = params["_meta"][META_CAPABILITIES]
+        meta = params["_meta"]
+        caps = meta[META_CAPABILITIES]
         self.capabilities: dict[str, Any] = caps if type(caps) is dict else {}
         self.exchange = exchange
+        level = meta.get(META_LOG_LEVEL)
+        #: ``_meta`` logLevel: the least severe log message sent on this request's stream
+        #: (``None``: none is; spec 2026-07-28, with no level set the server must not log).
+        self.log_level = level if level in LOG_LEVELS else None
+
+    def declared(self, method: str) -> bool:
+        need = _NEEDS.get(method)
+        return need is None or need in self.capabilities
+
+    def logs(self, level: str) -> bool:
+        return self.log_level is not None and level_rank(level) >= level_rank(self.log_level)
 
     @property
     def reachable(self) -> bool:
@@ -138,7 +162,7 @@ class ModernContext(RequestContext):
         return self.exchange is not None and method in _NEEDS
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None) -> Any:
+                      timeout: float | None = None, key: str | None = None) -> Any:
         exchange = self.exchange
         need = _NEEDS.get(method)
         if exchange is None or need is None:
@@ -152,8 +176,18 @@ class ModernContext(RequestContext):
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: the client did not declare {need!r}")
         if len(exchange.asks) >= MAX_INPUT_REQUESTS:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method}: too many questions waiting for the client")
+        if type(key) is str and 0 < len(key) <= MAX_KEY and key not in exchange.asks:
+            given = exchange.given.pop(key, None)
+            if given is not None:
+                return given  # answered by the request itself
+        else:
+            # No key, a long one, or one already waiting (one downstream round never repeats
+            # a key; a hostile backend cannot take or overwrite another question's place).
+            key = f"{need}-{exchange.number + 1}"
+            while key in exchange.asks:
+                exchange.number += 1
+                key = f"{need}-{exchange.number + 1}"
         exchange.number += 1
-        key = f"{need}-{exchange.number}"
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         exchange.asks[key] = (method, dict(params or {}), future)
         exchange.ready.set()
@@ -236,7 +270,7 @@ class ModernServer:
             session.in_flight -= 1
             peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
             return
-        exchange = _Exchange(secrets.token_hex(12), method)
+        exchange = _Exchange(secrets.token_hex(12), method, _given(params.get("inputResponses")))
         ctx = ModernContext(session, rid, method, params, exchange)
         self._exchanges[exchange.ident] = exchange
         exchange.task = asyncio.get_running_loop().create_task(session.run_handler(handler, ctx, params))
@@ -332,6 +366,8 @@ class ModernServer:
                     future.set_result(answer)
         exchange.asked = set()
         exchange.rounds += 1  # a state is good for one retry
+        if exchange.asks:
+            exchange.ready.set()  # what the retry left unanswered is asked again (SEP-2322)
         peer.serve(rid, self._step(exchange))
 
     async def _step(self, exchange: _Exchange) -> Any:
@@ -396,3 +432,12 @@ class ModernServer:
             if not future.done():
                 future.cancel()
         exchange.asks.clear()
+
+
+def _given(responses: Any) -> dict[str, dict[str, Any]]:
+    """The answers a first request brought with it, by key (objects only, at most
+    :data:`MAX_INPUT_REQUESTS` of them)."""
+    if type(responses) is not dict:
+        return {}
+    found = [(k, v) for k, v in responses.items() if type(k) is str and len(k) <= MAX_KEY and type(v) is dict]
+    return dict(found[:MAX_INPUT_REQUESTS])
