@@ -23,7 +23,10 @@ renames (:mod:`~mcphost.gateway.naming`) and relays:
   stream only when its ``_meta`` has a ``logLevel``, at or above it (that level is passed to
   the server with the call); resource updates go to the clients that subscribed.
 
-Downstream subscriptions are counted: the server is subscribed while one client is.
+Downstream subscriptions are counted: the server is subscribed while one client is. Reads
+and prompts go through the host's cache with the client's session as their scope: a result
+the server marks ``cacheScope: "private"`` is served again to that client only; public
+ones (and a handshake-era server's) to every client.
 """
 
 from __future__ import annotations
@@ -161,11 +164,12 @@ class HostBackend(Backend):
 
     async def get_prompt(self, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         server, prompt = self.naming.inward(name)
-        return dict(await self._on(server, ctx, self.host.get_prompt(f"{server}.{prompt}", arguments)))
+        return dict(await self._on(server, ctx, self.host.get_prompt(f"{server}.{prompt}", arguments,
+                                                                    scope=ctx.session.name)))
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> dict[str, Any]:
         server = self.naming.only or self.host.route_resource(uri).name
-        return dict(await self._on(server, ctx, self.host.get_resource(uri, server=server)))
+        return dict(await self._on(server, ctx, self.host.get_resource(uri, server=server, scope=ctx.session.name)))
 
     async def subscribe(self, uri: str, on: bool, ctx: RequestContext) -> None:
         server = self.naming.only or self.host.route_resource(uri).name

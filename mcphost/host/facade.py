@@ -459,15 +459,15 @@ class MCPHost:
     # -- prompts, resources and the rest: Queries ---------------------------------------------
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                         timeout: float | None = None, cache: bool = True, allow_stale: bool = False) -> GetPromptResult:
+                         timeout: float | None = None, cache: bool = True, allow_stale: bool = False, scope: str | None = None) -> GetPromptResult:
         """``server.prompt`` rendered with ``arguments`` (:meth:`Queries.get_prompt <mcphost.host.queries.Queries.get_prompt>`)."""
-        return await self.queries.get_prompt(name, arguments, timeout=timeout, cache=cache, allow_stale=allow_stale)
+        return await self.queries.get_prompt(name, arguments, timeout=timeout, cache=cache, allow_stale=allow_stale, scope=scope)
 
     async def get_resource(self, uri: str, *, server: str | None = None, timeout: float | None = None,
-                           cache: bool = True, allow_stale: bool = False) -> ReadResourceResult:
+                           cache: bool = True, allow_stale: bool = False, scope: str | None = None) -> ReadResourceResult:
         """The resource at ``uri``, routed by URI (:meth:`Queries.get_resource <mcphost.host.queries.Queries.get_resource>`)."""
         return await self.queries.get_resource(uri, server=server, timeout=timeout, cache=cache,
-                                               allow_stale=allow_stale)
+                                               allow_stale=allow_stale, scope=scope)
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
         """The server ``uri`` is routed to (``RoutingError``: none, or several)."""

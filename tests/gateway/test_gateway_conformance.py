@@ -20,7 +20,12 @@ import pytest
 
 from mcphost.testing import package_root
 from tests.test_conformance import V016, V020, Suite, suite  # noqa: F401  (suite is a fixture)
-from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, listed_scenarios, results
+from tests.testing.test_fake_conformance import (
+    SERVER_016,
+    assert_all_pass,
+    listed_scenarios,
+    results,
+)
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
 
@@ -63,7 +68,7 @@ def test_every_server_scenario_passes_through_the_gateway(suite: Suite, tmp_path
 
 
 
-def scored_results(suite: Suite, tmp_path: Path, requirements: str, *fake_args: str,
+def scored_results(suite: Suite, tmp_path: Path, requirements: str, *fake_args: str,  # noqa: F811
                    **entry: str) -> tuple[list[str], dict[str, list[dict[str, Any]]], Any]:
     """0.2.0's frozen ``requirements`` server set through the gateway: the scenarios it
     scores (``list --requirements``), every scenario's checks, and the run."""
