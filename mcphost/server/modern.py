@@ -116,10 +116,13 @@ class RoundStore:
 
     Args:
         max_waiting: requests waiting for a retry at most (past it a new one is refused).
+        key: the key states are sealed with (``None``: a random one). Processes given the same
+            key (the workers of one deployment) each know a state another one made for what
+            it is, though only the process that holds its request can continue it.
     """
 
-    def __init__(self, max_waiting: int = 1024) -> None:
-        self.key = secrets.token_bytes(32)
+    def __init__(self, max_waiting: int = 1024, key: bytes | None = None) -> None:
+        self.key = secrets.token_bytes(32) if key is None else key
         self.max_waiting = max_waiting
         self.exchanges: dict[str, _Exchange] = {}
 
@@ -348,6 +351,11 @@ class ModernServer:
         peer = self.session.peer
         payload = open_state(self._key, params.get("requestState"))
         exchange = self._exchanges.get(str(payload.get("x"))) if payload is not None else None
+        if payload is not None and exchange is None:
+            peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: the request of this requestState is not "
+                                                            "waiting here (it expired, or another process of this "
+                                                            "server holds it: its retries go to the one that began it)")
+            return
         if payload is None or exchange is None or payload.get("r") != exchange.rounds or exchange.method != method:
             peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: requestState is not one this server gave "
                                                             "for this request (altered, replayed or expired)")

@@ -197,3 +197,34 @@ async def test_the_handler_is_told_the_key() -> None:
         host.on_sampling(answer, concurrency=0)
     with pytest.raises(UsageError, match="with_key"):
         host.on_roots(answer, with_key="yes")  # type: ignore[arg-type]
+
+
+async def test_workers_sharing_a_state_key() -> None:
+    """Two processes of one deployment (two apps here) sealing with the same key: each knows
+    a state of the other for what it is, a request of the other's, and says where its retries
+    go; a process with another key sees an altered state. The one that began it continues."""
+    key = "k" * 32
+    fronts: list[tuple[Gateway, HttpGateway]] = []
+    try:
+        for state_key in (key, key, "o" * 32):
+            gateway = Gateway(modern_reference(), naming="pass-through", handle_signals=False)
+            await gateway.start()
+            http = HttpGateway(gateway, HttpOptions(state_key=state_key))
+            await http.start("127.0.0.1", 0)
+            fronts.append((gateway, http))
+        ports = [http.address[1] for _gateway, http in fronts]
+        first = (await call(ports[0], 1, NAME))["result"]
+        retry = {"inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+                 "requestState": first["requestState"]}
+        elsewhere = (await call(ports[1], 2, NAME, **retry))["error"]
+        assert elsewhere["code"] == -32602 and "another process" in elsewhere["message"]
+        other_key = (await call(ports[2], 3, NAME, **retry))["error"]
+        assert other_key["code"] == -32602 and "altered" in other_key["message"]
+        done = await call(ports[0], 4, NAME, **retry)
+        assert done["result"]["resultType"] == "complete"
+    finally:
+        for gateway, http in fronts:
+            await http.aclose()
+            await gateway.aclose()
+    with pytest.raises(UsageError, match="state_key"):
+        HttpOptions(state_key="short")
