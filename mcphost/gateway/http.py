@@ -316,7 +316,8 @@ class HttpGateway:
             return True
         if json_mode:
             transport.deliver(messages, len(request.body))
-            await stream.done.wait()
+            if not await self._answered(stream, wire):
+                return False
             bodies = [data for _seq, data in stream.events]
             body = bodies[0] if len(bodies) == 1 and not isinstance(decoded, list) else b"[" + b",".join(bodies) + b"]"
             wire.respond(200, body, headers=headers)
@@ -374,7 +375,8 @@ class HttpGateway:
             assert stream is not None  # the session's first stream
             if json_mode:
                 transport.deliver([decoded], len(request.body))
-                await stream.done.wait()
+                if not await self._answered(stream, wire):
+                    return False  # the client left (a multi-round request still waits for its retry)
                 body = stream.events[-1][1] if stream.events else b"{}"
                 answer = loads(body)
                 error = answer.get("error") if isinstance(answer, dict) else None
@@ -423,6 +425,21 @@ class HttpGateway:
             wire.start_sse(headers)
             stream.prime(wire)
         return await self._hold(stream, wire)
+
+    async def _answered(self, stream: Stream, wire: Wire) -> bool:
+        """Wait for the answers of a JSON-mode POST: True when they are all there, False when
+        the client left first (nothing is written to it then)."""
+        if stream.finished:
+            return True
+        gone = asyncio.ensure_future(wire.client_gone())
+        done = asyncio.ensure_future(stream.done.wait())
+        try:
+            await asyncio.wait((gone, done), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            done.cancel()
+            await asyncio.wait((gone, done))
+        return stream.finished
 
     async def _hold(self, stream: Stream, wire: Wire) -> bool:
         """Keep the stream's connection until the stream ends (then the connection may carry
