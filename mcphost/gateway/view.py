@@ -21,7 +21,7 @@ renames (:mod:`~mcphost.gateway.naming`) and relays:
 - a server's log messages go to every handshake-era client at its level (to the client
   whose call caused them on that call's stream); a 2026-07-28 request gets them on its own
   stream only when its ``_meta`` has a ``logLevel``, at or above it (that level is passed to
-  the server with the call); resource updates go to the clients that subscribed.
+  the server with a ``tools/call``); resource updates go to the clients that subscribed.
 
 Downstream subscriptions are counted: the server is subscribed while one client is. Reads
 and prompts go through the host's cache with the client's session as their scope: a result
