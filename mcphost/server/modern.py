@@ -18,7 +18,10 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
   the key the backend gives it (a downstream server's own ``inputRequests`` key) when that
   key is short and not already waiting in this request, else it is named here
   (``elicitation-2``); the first request's own ``inputResponses`` answer the questions of
-  those keys at once; a retry that leaves questions unanswered is asked them again. A
+  those keys at once; a retry that leaves questions unanswered is asked them again. The
+  state carries what the request asks (a hash) and, while small (:data:`MAX_CARRIED`), the
+  answers so far: a genuine state whose request is not waiting here (ended, expired, or
+  begun by another process sealing with the same key) runs the request again with them. A
   question the request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
   (:data:`~mcphost.protocol.modern.DEFAULT_MAX_ROUNDS`), as are the requests waiting for a
   retry (``ServerLimits.max_in_flight``) and how long one waits (``request_timeout``).
@@ -32,6 +35,8 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import secrets
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +78,9 @@ MODERN_METHODS: Final = frozenset({
 MAX_LISTENS: Final = 16
 #: Characters of a question's own key kept at most (a longer one is named here).
 MAX_KEY: Final = 128
+#: Bytes of answers (JSON) a ``requestState`` carries at most; past it the state names its
+#: request only, which the process holding it alone can continue.
+MAX_CARRIED: Final = 2048
 META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 #: Filter key of ``subscriptions/listen`` → (its notification, the capability that offers it).
 _LISTEN_KEYS: Final = {"toolsListChanged": ("notifications/tools/list_changed", "tools"),
@@ -90,10 +98,10 @@ _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "el
 class _Exchange:
     """One multi-round request: the backend's work and the questions it waits on."""
 
-    __slots__ = ("asked", "asks", "expiry", "failure", "given", "ident", "method", "number", "ready", "rounds",
-                 "task")
+    __slots__ = ("answered", "asked", "asks", "digest", "expiry", "failure", "given", "ident", "method", "number",
+                 "ready", "rounds", "task")
 
-    def __init__(self, ident: str, method: str, given: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(self, ident: str, method: str, digest: str, given: dict[str, dict[str, Any]] | None = None) -> None:
         self.ident = ident
         self.method = method
         self.task: asyncio.Task[Any] | None = None
@@ -107,6 +115,11 @@ class _Exchange:
         self.expiry: asyncio.TimerHandle | None = None
         #: Answers the first request brought (``inputResponses`` without a state), by key.
         self.given = given or {}
+        #: Every answer the backend got so far, by key (sealed into the state while small,
+        #: so another process sharing the key can run the request again with them).
+        self.answered: dict[str, dict[str, Any]] = {}
+        #: What the request asks (its method and parameters but ``_meta`` and the rounds').
+        self.digest = digest
 
 
 class RoundStore:
@@ -182,6 +195,7 @@ class ModernContext(RequestContext):
         if type(key) is str and 0 < len(key) <= MAX_KEY and key not in exchange.asks:
             given = exchange.given.pop(key, None)
             if given is not None:
+                exchange.answered[key] = given
                 return given  # answered by the request itself
         else:
             # No key, a long one, or one already waiting (one downstream round never repeats
@@ -269,15 +283,24 @@ class ModernServer:
             ctx = ModernContext(session, rid, method, params, None)
             peer.serve(rid, self._plain(method, session.run_handler(handler, ctx, params)))
             return
+        self._begin(rid, method, params, _given(params.get("inputResponses")), 0)
+
+    def _begin(self, rid: Any, method: str, params: dict[str, Any], given: dict[str, dict[str, Any]],
+               rounds: int) -> None:
+        """Run a multi-round request (counted in ``in_flight`` already) as a new exchange."""
+        session = self.session
+        handler = session.handler_for(method)
+        assert handler is not None
         if len(self._exchanges) >= self.rounds.max_waiting:
             session.in_flight -= 1
-            peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
+            session.peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
             return
-        exchange = _Exchange(secrets.token_hex(12), method, _given(params.get("inputResponses")))
+        exchange = _Exchange(secrets.token_hex(12), method, _digest(method, params), given)
+        exchange.rounds = rounds
         ctx = ModernContext(session, rid, method, params, exchange)
         self._exchanges[exchange.ident] = exchange
         exchange.task = asyncio.get_running_loop().create_task(session.run_handler(handler, ctx, params))
-        peer.serve(rid, self._step(exchange))
+        session.peer.serve(rid, self._step(exchange))
 
     def capabilities(self) -> dict[str, Any]:
         """The backend's capabilities, ``logging`` added."""
@@ -348,13 +371,28 @@ class ModernServer:
         return complete_result(await work, self.session.backend.server_info(), method)
 
     def _retry(self, rid: Any, method: str, params: dict[str, Any]) -> None:
-        peer = self.session.peer
+        session = self.session
+        peer = session.peer
         payload = open_state(self._key, params.get("requestState"))
         exchange = self._exchanges.get(str(payload.get("x"))) if payload is not None else None
         if payload is not None and exchange is None:
-            peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: the request of this requestState is not "
-                                                            "waiting here (it expired, or another process of this "
-                                                            "server holds it: its retries go to the one that began it)")
+            # A genuine state whose request is not waiting here (it ended or expired, or
+            # another process sharing the key began it): run the request again, answered
+            # with what the state carries and the retry brings (spec 2026-07-28, MRTR: the
+            # state is how any server instance continues a request).
+            answers = payload.get("a")
+            rounds = payload.get("r")
+            if type(answers) is not dict or payload.get("d") != _digest(method, params) or type(rounds) is not int:
+                peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: the request of this requestState is not "
+                                                                "waiting here (it expired, or another process of this "
+                                                                "server holds it)")
+                return
+            if session.in_flight >= session.limits.max_in_flight:
+                peer.respond_error(rid, -32000, f"{method}: too many requests in flight "
+                                                f"(at most {session.limits.max_in_flight} per client)")
+                return
+            session.in_flight += 1
+            self._begin(rid, method, params, {**answers, **_given(params.get("inputResponses"))}, rounds + 1)
             return
         if payload is None or exchange is None or payload.get("r") != exchange.rounds or exchange.method != method:
             peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: requestState is not one this server gave "
@@ -370,6 +408,7 @@ class ModernServer:
             answer = responses.get(key)
             if type(answer) is dict and key in exchange.asks:
                 _method, _params, future = exchange.asks.pop(key)
+                exchange.answered[key] = answer
                 if not future.done():
                     future.set_result(answer)
         exchange.asked = set()
@@ -419,7 +458,10 @@ class ModernServer:
                                                    f"{DEFAULT_MAX_ROUNDS} rounds of questions; giving up")
         exchange.asked = set(exchange.asks)
         requests = {key: {"method": m, "params": p} for key, (m, p, _f) in exchange.asks.items()}
-        state = seal_state(self._key, {"x": exchange.ident, "r": exchange.rounds})
+        sealed: dict[str, Any] = {"x": exchange.ident, "r": exchange.rounds, "d": exchange.digest}
+        if len(json.dumps(exchange.answered)) <= MAX_CARRIED:
+            sealed["a"] = exchange.answered
+        state = seal_state(self._key, sealed)
         timeout = self.session.limits.request_timeout
         if timeout:
             exchange.expiry = asyncio.get_running_loop().call_later(timeout, self._drop, exchange)
@@ -449,3 +491,11 @@ def _given(responses: Any) -> dict[str, dict[str, Any]]:
         return {}
     found = [(k, v) for k, v in responses.items() if type(k) is str and len(k) <= MAX_KEY and type(v) is dict]
     return dict(found[:MAX_INPUT_REQUESTS])
+
+
+def _digest(method: str, params: dict[str, Any]) -> str:
+    """What a multi-round request asks, as a short hash: its method and parameters, but its
+    ``_meta`` and what the rounds add (a state is good only for the request it was made for)."""
+    kept = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+    text = json.dumps([method, kept], sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]

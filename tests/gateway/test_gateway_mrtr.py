@@ -92,9 +92,9 @@ async def test_two_clients_asked_the_same_key_get_their_own_answers(front: Front
     done = await asyncio.gather(*(call(front.port, 3 + i, NAME, inputResponses={"user_name": answers[i]},
                                        requestState=states[i]) for i in range(2)))
     assert [d["result"]["structuredContent"]["inputResponses"]["user_name"] for d in done] == answers
-    # A state is one request's: the other request's answer cannot be put into it.
-    stolen = await call(front.port, 5, NAME, inputResponses={"user_name": answers[0]}, requestState=states[1])
-    assert stolen["error"]["code"] == -32602
+    # A state whose request has ended runs it again, the answers the retry brings first.
+    again = await call(front.port, 5, NAME, inputResponses={"user_name": answers[0]}, requestState=states[1])
+    assert again["result"]["structuredContent"]["inputResponses"]["user_name"] == answers[0]
 
 
 async def test_abandoned_rounds_do_not_hold_up_the_next_request(front: Front) -> None:
@@ -200,9 +200,10 @@ async def test_the_handler_is_told_the_key() -> None:
 
 
 async def test_workers_sharing_a_state_key() -> None:
-    """Two processes of one deployment (two apps here) sealing with the same key: each knows
-    a state of the other for what it is, a request of the other's, and says where its retries
-    go; a process with another key sees an altered state. The one that began it continues."""
+    """Two processes of one deployment (two apps here) sealing with the same key: a retry
+    that reaches the other one is run there again, answered with what its state carries and
+    what it brings (here over two rounds, each retry at the other process); a process with
+    another key sees an altered state."""
     key = "k" * 32
     fronts: list[tuple[Gateway, HttpGateway]] = []
     try:
@@ -213,15 +214,22 @@ async def test_workers_sharing_a_state_key() -> None:
             await http.start("127.0.0.1", 0)
             fronts.append((gateway, http))
         ports = [http.address[1] for _gateway, http in fronts]
-        first = (await call(ports[0], 1, NAME))["result"]
-        retry = {"inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
-                 "requestState": first["requestState"]}
-        elsewhere = (await call(ports[1], 2, NAME, **retry))["error"]
-        assert elsewhere["code"] == -32602 and "another process" in elsewhere["message"]
-        other_key = (await call(ports[2], 3, NAME, **retry))["error"]
+        tool = "test_input_required_result_multi_round"
+        first = (await call(ports[0], 1, tool))["result"]
+        name = {"action": "accept", "content": {"name": "Ada"}}
+        other_key = (await call(ports[2], 2, tool, inputResponses={"user_name": name},
+                                requestState=first["requestState"]))["error"]
         assert other_key["code"] == -32602 and "altered" in other_key["message"]
-        done = await call(ports[0], 4, NAME, **retry)
-        assert done["result"]["resultType"] == "complete"
+        second = (await call(ports[1], 3, tool, inputResponses={"user_name": name},
+                             requestState=first["requestState"]))["result"]
+        assert list(second["inputRequests"]) == ["favorite_color"]  # round 1 answered at the other one
+        color = {"action": "accept", "content": {"color": "green"}}
+        done = (await call(ports[0], 4, tool, inputResponses={"favorite_color": color},
+                           requestState=second["requestState"]))["result"]
+        assert done["structuredContent"] == {"inputResponses": {"user_name": name, "favorite_color": color}}
+        # A state is good for its own request only.
+        other = await call(ports[1], 5, NAME, inputResponses={"user_name": name}, requestState=first["requestState"])
+        assert other["error"]["code"] == -32602
     finally:
         for gateway, http in fronts:
             await http.aclose()
