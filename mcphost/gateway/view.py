@@ -298,10 +298,10 @@ class HostBackend(Backend):
         for session in sessions:
             if related is not None and related.session is session:
                 if related.logs(level):
-                    session.notify("notifications/message", params_out, related=related.rid)
+                    session.notify("notifications/message", dict(params_out), related=related.rid)
             elif session.initialized and (session.log_level is None or _at_least(level, session.log_level)):
                 # (a 2026-07-28 client has no session level: it is told only on its requests)
-                session.notify("notifications/message", params_out)
+                session.notify("notifications/message", dict(params_out))
 
     def _event(self, event: Any) -> None:
         kind = event.get("type")
