@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,6 +23,7 @@ from mcphost.errors import UsageError
 from mcphost.gateway.app import Gateway
 from mcphost.gateway.http import HttpGateway, HttpOptions
 from mcphost.protocol.modern import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION
+from mcphost.testing import package_root
 from mcphost.testing.conformance import conformance_spec
 from tests.helpers import fake, fake_config
 
@@ -236,3 +240,17 @@ async def test_workers_sharing_a_state_key() -> None:
             await gateway.aclose()
     with pytest.raises(UsageError, match="state_key"):
         HttpOptions(state_key="short")
+
+
+@pytest.mark.parametrize(("value", "said"), [(None, "not set or empty"), ("short", "at least 32 bytes")])
+def test_serve_state_key_env_is_checked(tmp_path: Any, value: str | None, said: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(modern_reference()))
+    env = {k: v for k, v in os.environ.items() if k != "GW_STATE_KEY"}
+    env["PYTHONPATH"] = package_root()
+    if value is not None:
+        env["GW_STATE_KEY"] = value
+    run = subprocess.run([sys.executable, "-m", "mcphost", "serve", "--http", "127.0.0.1:0", "--state-key-env",
+                          "GW_STATE_KEY", str(config)], capture_output=True, text=True, env=env, timeout=60,
+                         stdin=subprocess.DEVNULL, check=False)
+    assert run.returncode != 0 and said in run.stderr, run.stderr
