@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -20,12 +21,13 @@ from test_gateway_inprocess import client_of
 
 from mcphost import MCPHost
 from mcphost.errors import UsageError
+from mcphost.gateway import asgi_app
 from mcphost.gateway.app import Gateway
 from mcphost.gateway.http import HttpGateway, HttpOptions
 from mcphost.protocol.modern import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION
 from mcphost.testing import package_root
 from mcphost.testing.conformance import conformance_spec
-from tests.helpers import fake, fake_config
+from tests.helpers import fake, fake_config, wait_for
 
 MODERN = "2026-07-28"
 CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
@@ -254,3 +256,33 @@ def test_serve_state_key_env_is_checked(tmp_path: Any, value: str | None, said: 
                           "GW_STATE_KEY", str(config)], capture_output=True, text=True, env=env, timeout=60,
                          stdin=subprocess.DEVNULL, check=False)
     assert run.returncode != 0 and said in run.stderr, run.stderr
+
+
+async def test_two_asgi_apps_sharing_a_state_key() -> None:
+    """The deployment case itself: two ``asgi_app`` instances under uvicorn (two workers, as
+    gunicorn would run them), one key; each round of a request at the other one."""
+    uvicorn = pytest.importorskip("uvicorn", reason="uvicorn (in the 'test' extra) is not installed")
+    key = secrets.token_urlsafe(32)
+    servers = []
+    try:
+        for _ in range(2):
+            app = asgi_app(modern_reference(), naming="pass-through",
+                           http=HttpOptions(state_key=key, allowed_hosts=["127.0.0.1"]))
+            server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
+            task = asyncio.ensure_future(server.serve())
+            servers.append((server, task))
+            assert await wait_for(lambda s=server, t=task: s.started or t.done(), 60) and server.started
+        ports = [int(server.servers[0].sockets[0].getsockname()[1]) for server, _task in servers]
+        tool = "test_input_required_result_multi_round"
+        first = (await call(ports[0], 1, tool))["result"]
+        name = {"action": "accept", "content": {"name": "Ada"}}
+        second = (await call(ports[1], 2, tool, inputResponses={"user_name": name},
+                             requestState=first["requestState"]))["result"]
+        color = {"action": "accept", "content": {"color": "green"}}
+        done = (await call(ports[0], 3, tool, inputResponses={"favorite_color": color},
+                           requestState=second["requestState"]))["result"]
+        assert done["structuredContent"] == {"inputResponses": {"user_name": name, "favorite_color": color}}
+    finally:
+        for server, task in servers:
+            server.should_exit = True
+            await asyncio.wait_for(task, 30)
