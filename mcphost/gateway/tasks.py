@@ -208,7 +208,8 @@ class GatewayTasks:
 
     async def _now(self, server: str, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         progress = None if ctx.progress_token is None else _relay(ctx)
-        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=progress)))
+        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=progress,
+                                                                        meta=ctx.log_meta())))
 
     def _create(self, link: TaskLink) -> ServedTask:
         ctx = link.origin
@@ -272,8 +273,8 @@ class GatewayTasks:
 
     async def _here(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
         progress = None if link.progress_token is None else _relay(link)
-        work = asyncio.ensure_future(self.run_for(server, link, self.host.call_tool(name, arguments,
-                                                                                      progress=progress)))
+        work = asyncio.ensure_future(self.run_for(server, link, self.host.call_tool(name, arguments, progress=progress,
+                                                                                      meta=link.log_meta())))
         if link.modern:
             try:
                 # A question out to the client (a multi-round request) stops the clock.

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import RoutingError, RpcError
 from ..protocol import jsonrpc
-from ..protocol.modern import META_LOG_LEVEL
 from ..rpc.taskset import TaskSet
 from ..server.context import Backend, RequestContext
 from ..server.session import ServerSession
@@ -160,7 +159,7 @@ class HostBackend(Backend):
             return await self.served.call_tool(server, tool, arguments, ctx)
         progress = None if ctx.progress_token is None else _relay_progress(ctx)
         return dict(await self._on(server, ctx, self.host.call_tool(f"{server}.{tool}", arguments,
-                                                                   progress=progress, meta=_log_meta(ctx))))
+                                                                   progress=progress, meta=ctx.log_meta())))
 
     async def get_prompt(self, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         server, prompt = self.naming.inward(name)
@@ -222,7 +221,7 @@ class HostBackend(Backend):
             server = target.partition(".")[0]
             progress = None if ctx.progress_token is None else _relay_progress(ctx)
             return dict(await self._on(server, ctx, self.host.call_tool(target, inner, progress=progress,
-                                                                        meta=_log_meta(ctx))))
+                                                                        meta=ctx.log_meta())))
         if name == "search_tools":
             limit = arguments.get("limit", 5)
             found = await self.host.search_tools_async(str(arguments.get("query", "")),
@@ -356,11 +355,6 @@ class HostBackend(Backend):
 
 async def _cancelled(params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "cancel"}
-
-
-def _log_meta(ctx: RequestContext) -> dict[str, Any] | None:
-    """The ``_meta`` passing a 2026-07-28 request's ``logLevel`` on to the server."""
-    return None if ctx.log_level is None else {META_LOG_LEVEL: ctx.log_level}
 
 
 def _relay_progress(ctx: RequestContext) -> Callable[[dict[str, Any]], None]:

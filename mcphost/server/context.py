@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import RpcError
 from ..protocol import jsonrpc
+from ..protocol.modern import META_LOG_LEVEL
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -93,6 +94,10 @@ class RequestContext:
     def declared(self, method: str) -> bool:
         """Did the client declare the capability answering ``method`` needs?"""
         return self.session.can_ask(method)
+
+    def log_meta(self) -> dict[str, Any] | None:
+        """The ``_meta`` passing the request's own log level on to a server (``None``: none)."""
+        return None if self.log_level is None else {META_LOG_LEVEL: self.log_level}
 
     def logs(self, level: str) -> bool:
         """Is a log message of ``level`` sent on this request's stream (the session's level)?"""
