@@ -43,6 +43,9 @@ def add_parser(sub: Any, common: Any) -> None:
     p.add_argument("--token-env", metavar="VAR",
                    help="with --http: require 'Authorization: Bearer <the value of $VAR>' (never on the "
                         "command line, where other users could read it)")
+    p.add_argument("--state-key-env", metavar="VAR",
+                   help="with --http: the variable holding the secret (32 bytes or more) that seals 2026-07-28 "
+                        "requestState, the same for every process of a deployment (default: a random one)")
     p.add_argument("--oauth-issuer", metavar="URL",
                    help="with --http: accept OAuth access tokens that this authorization server, asked by "
                         "token introspection (RFC 7662), says are active and issued for --oauth-resource; "
@@ -147,7 +150,10 @@ def serve(args: argparse.Namespace) -> int:
             token = os.environ.get(args.token_env)
             if not token:
                 raise ConfigurationError(f"--token-env {args.token_env}: the variable is not set or empty")
-        http = HttpOptions(token=token, oauth=_oauth(args), allowed_hosts=args.allow_host)
+        state_key = os.environ.get(args.state_key_env) if args.state_key_env else None
+        if args.state_key_env and not state_key:
+            raise ConfigurationError(f"--state-key-env {args.state_key_env}: the variable is not set or empty")
+        http = HttpOptions(token=token, oauth=_oauth(args), allowed_hosts=args.allow_host, state_key=state_key)
 
         def ready(address: tuple[str, int]) -> None:
             print(f"mcphost: serving MCP on http://{address[0]}:{address[1]}{http.path}", file=sys.stderr, flush=True)

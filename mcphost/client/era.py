@@ -26,15 +26,18 @@ adds the ``_meta`` members and the HTTP headers (``MCP-Protocol-Version``, ``Mcp
 answered by the application's own handlers (the very ones a legacy server's requests reach,
 at once, concurrently), then the request is sent again with a new id, ``inputResponses``
 and the ``requestState`` as received; at most ``max_rounds`` rounds. Each call keeps its
-own rounds: two calls in parallel never see each other's answers or state. Tools listed
-with an invalid ``x-mcp-header`` annotation are dropped, one warning each.
+own rounds: two calls in parallel never see each other's answers or state. While a handler
+answers one input request, :data:`INPUT_KEY` holds that request's key in ``inputRequests``
+(the host hands it to handlers that ask for it). Tools listed with an invalid
+``x-mcp-header`` annotation are dropped, one warning each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import (
@@ -55,13 +58,16 @@ from .listen import Listener
 if TYPE_CHECKING:
     from .session import ClientSession
 
-__all__ = ["PROBE_TIMEOUT", "ModernRules", "negotiate"]
+__all__ = ["INPUT_KEY", "PROBE_TIMEOUT", "ModernRules", "negotiate"]
 
 logger = logging.getLogger("mcphost.client")
 
 #: Seconds the ``auto`` probe waits for ``server/discover`` before the handshake era (a
 #: legacy server may never answer a method it does not know before ``initialize``).
 PROBE_TIMEOUT: Final = 10.0
+#: The key (in the server's ``inputRequests``) of the input request a handler is answering;
+#: ``None`` outside one (a legacy server's request has none). Set in the answer's own task.
+INPUT_KEY: Final[contextvars.ContextVar[str | None]] = contextvars.ContextVar("mcphost_input_key", default=None)
 _DISCOVER: Final = "server/discover"
 #: The ``_meta`` key of a result that took input rounds (``mcphost.host.readcache.ROUNDS``),
 #: on the results the host's cache keeps.
@@ -312,7 +318,8 @@ class ModernRules:
         keys = list(round_.requests)
         session = self.session
         try:
-            answers = await asyncio.gather(*(session.answer_input(m, p) for m, p in round_.requests.values()))
+            answers = await asyncio.gather(*(_keyed(key, session.answer_input, m, p)
+                                             for key, (m, p) in round_.requests.items()))
         except MCPHostError:
             raise
         except Exception as exc:
@@ -351,3 +358,11 @@ class ModernRules:
             kept.append(tool)
         if len(kept) != len(tools):
             result["tools"] = kept
+
+
+async def _keyed(key: str, answer: Callable[[str, dict[str, Any]], Awaitable[Any]], method: str,
+                 params: dict[str, Any]) -> Any:
+    """``answer(method, params)`` with :data:`INPUT_KEY` set to ``key`` (in this task only:
+    gather gives each answer a task of its own)."""
+    INPUT_KEY.set(key)
+    return await answer(method, params)

@@ -65,7 +65,8 @@ class HttpOptions:
                  allowed_hosts: list[str] | None = None,
                  max_connections: int = 256, max_header: int = 16 * 1024, max_body: int = 4 * 1024 * 1024,
                  max_sessions: int = 256, max_streams: int = 32, session_idle: float = 1800.0,
-                 replay: int = 256, retry_ms: int = 1000, max_buffer: int = 4 * 1024 * 1024) -> None:
+                 replay: int = 256, retry_ms: int = 1000, max_buffer: int = 4 * 1024 * 1024,
+                 state_key: str | bytes | None = None) -> None:
         if not path.startswith("/"):
             raise UsageError(f"the endpoint path must start with '/', not {path!r}")
         for name, value in (("max_connections", max_connections), ("max_header", max_header),
@@ -77,6 +78,12 @@ class HttpOptions:
             raise UsageError(f"session_idle must be a number of seconds above 0, not {session_idle!r}")
         if token is not None and oauth is not None:
             raise UsageError("give a static token or an OAuth issuer, not both")
+        key = state_key.encode("utf-8") if isinstance(state_key, str) else state_key
+        if key is not None and (type(key) is not bytes or len(key) < 32):
+            raise UsageError("state_key must be a secret of at least 32 bytes (or None: a random key per process)")
+        #: What 2026-07-28 ``requestState`` is sealed with: shared by the workers of a
+        #: deployment, each verifies what another made (``None``: a random key of this process).
+        self.state_key = key
         self.path = path
         self.token = token
         self.oauth = oauth
@@ -108,7 +115,7 @@ class HttpGateway:
         self.options = options or HttpOptions()
         self.sessions: dict[str, tuple[HttpSession, ServerSession]] = {}
         #: The 2026-07-28 multi-round requests waiting for their retry (any request's session).
-        self.rounds = RoundStore()
+        self.rounds = RoundStore(key=self.options.state_key)
         self.connections = 0
         self._server: asyncio.base_events.Server | None = None
         self._allowed: set[str] | None = self.options.allowed_hosts
@@ -309,7 +316,8 @@ class HttpGateway:
             return True
         if json_mode:
             transport.deliver(messages, len(request.body))
-            await stream.done.wait()
+            if not await self._answered(stream, wire):
+                return False
             bodies = [data for _seq, data in stream.events]
             body = bodies[0] if len(bodies) == 1 and not isinstance(decoded, list) else b"[" + b",".join(bodies) + b"]"
             wire.respond(200, body, headers=headers)
@@ -367,7 +375,8 @@ class HttpGateway:
             assert stream is not None  # the session's first stream
             if json_mode:
                 transport.deliver([decoded], len(request.body))
-                await stream.done.wait()
+                if not await self._answered(stream, wire):
+                    return False  # the client left (a multi-round request still waits for its retry)
                 body = stream.events[-1][1] if stream.events else b"{}"
                 answer = loads(body)
                 error = answer.get("error") if isinstance(answer, dict) else None
@@ -416,6 +425,21 @@ class HttpGateway:
             wire.start_sse(headers)
             stream.prime(wire)
         return await self._hold(stream, wire)
+
+    async def _answered(self, stream: Stream, wire: Wire) -> bool:
+        """Wait for the answers of a JSON-mode POST: True when they are all there, False when
+        the client left first (nothing is written to it then)."""
+        if stream.finished:
+            return True
+        gone = asyncio.ensure_future(wire.client_gone())
+        done = asyncio.ensure_future(stream.done.wait())
+        try:
+            await asyncio.wait((gone, done), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            done.cancel()
+            await asyncio.wait((gone, done))
+        return stream.finished
 
     async def _hold(self, stream: Stream, wire: Wire) -> bool:
         """Keep the stream's connection until the stream ends (then the connection may carry

@@ -64,6 +64,7 @@ class TaskLink(RequestContext):
         super().__init__(ctx.session, ctx.rid, ctx.method, {})
         self.progress_token = ctx.progress_token
         self.task = ctx.task
+        self.log_level = ctx.log_level
         self.modern = ctx.modern
         self.origin = ctx
         self.asking = 0
@@ -87,8 +88,14 @@ class TaskLink(RequestContext):
         capabilities: Any = getattr(self.origin, "capabilities", None)
         return method in _NEEDS and type(capabilities) is dict and _NEEDS[method] in capabilities
 
+    def declared(self, method: str) -> bool:
+        return self.origin.declared(method) if self.served is None else self.can_ask(method)
+
+    def logs(self, level: str) -> bool:
+        return self.origin.logs(level)
+
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None) -> Any:
+                      timeout: float | None = None, key: str | None = None) -> Any:
         params = unrelated(params or {})  # the server's own task id is not the client's to see
         served = self.served
         if not self.reachable or not self.can_ask(method):
@@ -97,7 +104,7 @@ class TaskLink(RequestContext):
         if served is None:
             self.asking += 1
             try:
-                return await self.origin.request(method, params, timeout=timeout)
+                return await self.origin.request(method, params, timeout=timeout, key=key)
             finally:
                 self.asking -= 1
         if served.modern:
@@ -201,7 +208,8 @@ class GatewayTasks:
 
     async def _now(self, server: str, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         progress = None if ctx.progress_token is None else _relay(ctx)
-        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=progress)))
+        return dict(await self.run_for(server, ctx, self.host.call_tool(name, arguments, progress=progress,
+                                                                        meta=ctx.log_meta())))
 
     def _create(self, link: TaskLink) -> ServedTask:
         ctx = link.origin
@@ -265,8 +273,8 @@ class GatewayTasks:
 
     async def _here(self, server: str, name: str, arguments: dict[str, Any], link: TaskLink) -> dict[str, Any]:
         progress = None if link.progress_token is None else _relay(link)
-        work = asyncio.ensure_future(self.run_for(server, link, self.host.call_tool(name, arguments,
-                                                                                      progress=progress)))
+        work = asyncio.ensure_future(self.run_for(server, link, self.host.call_tool(name, arguments, progress=progress,
+                                                                                      meta=link.log_meta())))
         if link.modern:
             try:
                 # A question out to the client (a multi-round request) stops the clock.

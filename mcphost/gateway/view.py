@@ -8,20 +8,31 @@ renames (:mod:`~mcphost.gateway.naming`) and relays:
 - progress of a downstream call goes to the client that made it, under its own token, and a
   client's ``notifications/cancelled`` cancels the host's call (which tells the server);
 - a downstream server's ``sampling/createMessage``, ``elicitation/create`` or ``roots/list``
-  goes to the client whose request is in flight to that server (the latest one that declared
-  the capability; for ``roots/list``, any connected client that declared ``roots``), on
-  that request's stream; with no such client the server gets a clear JSON-RPC error;
+  goes to the client whose request caused it, on that request's stream: for a 2026-07-28
+  server's input request the cause is known (the host answers it in the call's own context,
+  :data:`_CAUSE`) and the question keeps the server's key; for a handshake-era server's
+  request it is the latest request in flight to that server whose client declared the
+  capability (for ``roots/list``, any connected client that declared ``roots``); with no
+  such client the server gets a clear JSON-RPC error. An elicitation the causing
+  2026-07-28 request did not declare is answered ``cancel`` for it (the user could not be
+  asked);
 - ``list_changed`` of any server (or a server that comes or goes) is told to every client,
   coalesced: one notification per kind per ``coalesce`` seconds;
-- a server's log messages go to every client at its level (to the client whose call caused
-  them on that call's stream); resource updates to the clients that subscribed.
+- a server's log messages go to every handshake-era client at its level (to the client
+  whose call caused them on that call's stream); a 2026-07-28 request gets them on its own
+  stream only when its ``_meta`` has a ``logLevel``, at or above it (that level is passed to
+  the server with a ``tools/call``); resource updates go to the clients that subscribed.
 
-Downstream subscriptions are counted: the server is subscribed while one client is.
+Downstream subscriptions are counted: the server is subscribed while one client is. Reads
+and prompts go through the host's cache with the client's session as their scope: a result
+the server marks ``cacheScope: "private"`` is served again to that client only; public
+ones (and a handshake-era server's) to every client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -46,6 +57,13 @@ logger = logging.getLogger("mcphost.gateway")
 
 _KINDS: Final = {"tools": "tools", "prompts": "prompts", "resources": "resources", "resourceTemplates": "resources"}
 _LISTS: Final = ("tools", "prompts", "resources", "resourceTemplates")
+#: The client request a downstream call runs for, in that call's context (a 2026-07-28
+#: server's input requests are answered in it; a handshake-era server's come from its reader).
+_CAUSE: Final[contextvars.ContextVar[RequestContext | None]] = contextvars.ContextVar("mcphost_gateway_cause",
+                                                                                      default=None)
+#: Questions of one server the gateway relays at once, per kind (each waits for a client; the
+#: sessions' own bounds limit how many a client can make wait).
+RELAYED: Final = 1024
 
 
 class HostBackend(Backend):
@@ -71,9 +89,9 @@ class HostBackend(Backend):
         self.tasks = TaskSet("gateway", 256)
         #: The tasks made of clients' calls (gateway/tasks.py).
         self.served = GatewayTasks(host, TaskStore(task_limits), self._on)
-        host.on_sampling(self._sampling, tools=True)
-        host.on_elicitation(self._elicitation, form=True, url=True)
-        host.on_roots(self._roots)
+        host.on_sampling(self._sampling, tools=True, with_key=True, concurrency=RELAYED)
+        host.on_elicitation(self._elicitation, form=True, url=True, with_key=True, concurrency=RELAYED)
+        host.on_roots(self._roots, with_key=True, concurrency=RELAYED)
         host.on_log(self._log)
         host.on_event(self._event)
 
@@ -141,15 +159,16 @@ class HostBackend(Backend):
             return await self.served.call_tool(server, tool, arguments, ctx)
         progress = None if ctx.progress_token is None else _relay_progress(ctx)
         return dict(await self._on(server, ctx, self.host.call_tool(f"{server}.{tool}", arguments,
-                                                                   progress=progress)))
+                                                                   progress=progress, meta=ctx.log_meta())))
 
     async def get_prompt(self, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         server, prompt = self.naming.inward(name)
-        return dict(await self._on(server, ctx, self.host.get_prompt(f"{server}.{prompt}", arguments)))
+        return dict(await self._on(server, ctx, self.host.get_prompt(f"{server}.{prompt}", arguments,
+                                                                    scope=ctx.session.name)))
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> dict[str, Any]:
         server = self.naming.only or self.host.route_resource(uri).name
-        return dict(await self._on(server, ctx, self.host.get_resource(uri, server=server)))
+        return dict(await self._on(server, ctx, self.host.get_resource(uri, server=server, scope=ctx.session.name)))
 
     async def subscribe(self, uri: str, on: bool, ctx: RequestContext) -> None:
         server = self.naming.only or self.host.route_resource(uri).name
@@ -184,9 +203,11 @@ class HostBackend(Backend):
         """Run ``work`` (a request to ``server``) with ``ctx`` known as its cause."""
         calling = self.calling.setdefault(server, [])
         calling.append(ctx)
+        cause = _CAUSE.set(ctx)
         try:
             return await work
         finally:
+            _CAUSE.reset(cause)
             calling.remove(ctx)
             if not calling:
                 del self.calling[server]
@@ -199,7 +220,8 @@ class HostBackend(Backend):
                 raise RpcError(jsonrpc.INVALID_PARAMS, "call_tool: 'arguments' must be an object")
             server = target.partition(".")[0]
             progress = None if ctx.progress_token is None else _relay_progress(ctx)
-            return dict(await self._on(server, ctx, self.host.call_tool(target, inner, progress=progress)))
+            return dict(await self._on(server, ctx, self.host.call_tool(target, inner, progress=progress,
+                                                                        meta=ctx.log_meta())))
         if name == "search_tools":
             limit = arguments.get("limit", 5)
             found = await self.host.search_tools_async(str(arguments.get("query", "")),
@@ -217,15 +239,24 @@ class HostBackend(Backend):
 
     # -- what servers ask: relayed to a client --------------------------------------------------
 
-    def _asker(self, server: str, method: str, params: dict[str, Any] | None = None,
+    def _asker(self, server: str, method: str, key: str | None, params: dict[str, Any] | None = None,
                ) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        task = self.served.asker(server, method, params, lambda: self._asker(server, method)) if params else None
+        task = self.served.asker(server, method, params, lambda: self._asker(server, method, key)) if params else None
         if task is not None:  # the question names a client's task (gateway/tasks.py)
             return task
-        for ctx in reversed(self.calling.get(server, ())):
+        calling = self.calling.get(server, ())
+        cause = _CAUSE.get() if key is not None else None
+        if cause is not None and cause in calling:
+            # The request that caused this question, and no other, is asked it.
+            candidates: Any = (cause,)
+        else:
+            candidates = reversed(calling)
+        for ctx in candidates:
+            if method == "elicitation/create" and ctx.can_ask(method) and not ctx.declared(method):
+                return _cancelled  # a 2026-07-28 request without elicitation: nobody can be asked
             if ctx.can_ask(method) and ctx.reachable:
-                return lambda params: ctx.request(method, params)
-        if method == "roots/list":
+                return lambda params: ctx.request(method, params, key=key)
+        if method == "roots/list" and cause is None:
             for session in reversed(self.sessions):
                 if session.can_ask(method) and not session.closed:
                     return lambda params: session.request(method, params)
@@ -233,14 +264,14 @@ class HostBackend(Backend):
                else "the client whose request is in flight did not declare the capability")
         raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: no client of the mcphost gateway can answer ({why})")
 
-    async def _sampling(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "sampling/createMessage", params)(params)
+    async def _sampling(self, server: str, params: dict[str, Any], key: str | None = None) -> Any:
+        return await self._asker(server, "sampling/createMessage", key, params)(params)
 
-    async def _elicitation(self, server: str, params: dict[str, Any]) -> Any:
-        return await self._asker(server, "elicitation/create", params)(params)
+    async def _elicitation(self, server: str, params: dict[str, Any], key: str | None = None) -> Any:
+        return await self._asker(server, "elicitation/create", key, params)(params)
 
-    async def _roots(self, server: str) -> Any:
-        result = await self._asker(server, "roots/list")({})
+    async def _roots(self, server: str, key: str | None = None) -> Any:
+        result = await self._asker(server, "roots/list", key)({})
         roots = result.get("roots") if isinstance(result, dict) else None
         if not isinstance(roots, list):
             raise RpcError(jsonrpc.INTERNAL_ERROR, "roots/list: the client answered without a 'roots' list")
@@ -257,16 +288,19 @@ class HostBackend(Backend):
             name = f"{server}.{name}" if isinstance(name, str) else server
         cause = self.calling.get(server)
         related = cause[-1] if cause else None
-        for session in self.sessions:
+        sessions = list(self.sessions)
+        if related is not None and related.session not in sessions:
+            sessions.append(related.session)  # a 2026-07-28 request's session of its own
+        params_out: dict[str, Any] = {"level": level, "data": params.get("data")}
+        if isinstance(name, str):
+            params_out["logger"] = name
+        for session in sessions:
             if related is not None and related.session is session:
-                token = related.rid
-            else:
-                token = None
-            if session.log_level is None or _at_least(level, session.log_level):
-                params_out: dict[str, Any] = {"level": level, "data": params.get("data")}
-                if isinstance(name, str):
-                    params_out["logger"] = name
-                session.notify("notifications/message", params_out, related=token)
+                if related.logs(level):
+                    session.notify("notifications/message", dict(params_out), related=related.rid)
+            elif session.initialized and (session.log_level is None or _at_least(level, session.log_level)):
+                # (a 2026-07-28 client has no session level: it is told only on its requests)
+                session.notify("notifications/message", dict(params_out))
 
     def _event(self, event: Any) -> None:
         kind = event.get("type")
@@ -317,6 +351,10 @@ class HostBackend(Backend):
 
     async def _unsubscribe(self, uri: str) -> None:
         await self.host.unsubscribe_resource(uri, server=self.naming.only)
+
+
+async def _cancelled(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "cancel"}
 
 
 def _relay_progress(ctx: RequestContext) -> Callable[[dict[str, Any]], None]:

@@ -139,6 +139,7 @@ class Connector:
             protocol=self.eras.setting(handle.config),
         )
         session.forward_progress = bool(handlers.progress)
+        session.request_limits.update(handlers.limits)  # the handlers' concurrency= (on_sampling...)
         session.renewal_policy = self.renewal
         session.on_renewed = lambda summary: session_renewed(
             handle, session, summary, registry=self.registry, handlers=handlers)

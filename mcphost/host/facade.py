@@ -459,15 +459,15 @@ class MCPHost:
     # -- prompts, resources and the rest: Queries ---------------------------------------------
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                         timeout: float | None = None, cache: bool = True, allow_stale: bool = False) -> GetPromptResult:
+                         timeout: float | None = None, cache: bool = True, allow_stale: bool = False, scope: str | None = None) -> GetPromptResult:
         """``server.prompt`` rendered with ``arguments`` (:meth:`Queries.get_prompt <mcphost.host.queries.Queries.get_prompt>`)."""
-        return await self.queries.get_prompt(name, arguments, timeout=timeout, cache=cache, allow_stale=allow_stale)
+        return await self.queries.get_prompt(name, arguments, timeout=timeout, cache=cache, allow_stale=allow_stale, scope=scope)
 
     async def get_resource(self, uri: str, *, server: str | None = None, timeout: float | None = None,
-                           cache: bool = True, allow_stale: bool = False) -> ReadResourceResult:
+                           cache: bool = True, allow_stale: bool = False, scope: str | None = None) -> ReadResourceResult:
         """The resource at ``uri``, routed by URI (:meth:`Queries.get_resource <mcphost.host.queries.Queries.get_resource>`)."""
         return await self.queries.get_resource(uri, server=server, timeout=timeout, cache=cache,
-                                               allow_stale=allow_stale)
+                                               allow_stale=allow_stale, scope=scope)
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
         """The server ``uri`` is routed to (``RoutingError``: none, or several)."""
@@ -537,18 +537,18 @@ class MCPHost:
         """Receive every server request the host does not answer itself (:meth:`Callbacks.register_callback <mcphost.host.handlers.Callbacks.register_callback>`)."""
         self.callbacks.register_callback(cb, capabilities=capabilities, sampling=sampling)
 
-    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
+    def on_sampling(self, handler: Callable[..., Any], *, tools: bool = False, with_key: bool = False, concurrency: int | None = None) -> None:
         """Serve ``sampling/createMessage`` (:meth:`Callbacks.on_sampling <mcphost.host.handlers.Callbacks.on_sampling>`)."""
-        self.callbacks.on_sampling(handler, tools=tools)
+        self.callbacks.on_sampling(handler, tools=tools, with_key=with_key, concurrency=concurrency)
 
-    def on_elicitation(self, handler: Callable[[str, JSONObject], Any], *, form: bool = True,
-                       url: bool = False) -> None:
+    def on_elicitation(self, handler: Callable[..., Any], *, form: bool = True, url: bool = False,
+                       with_key: bool = False, concurrency: int | None = None) -> None:
         """Serve ``elicitation/create`` (:meth:`Callbacks.on_elicitation <mcphost.host.handlers.Callbacks.on_elicitation>`)."""
-        self.callbacks.on_elicitation(handler, form=form, url=url)
+        self.callbacks.on_elicitation(handler, form=form, url=url, with_key=with_key, concurrency=concurrency)
 
-    def on_roots(self, handler: Callable[[str], Any]) -> None:
-        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
-        self.callbacks.on_roots(handler)
+    def on_roots(self, handler: Callable[..., Any], *, with_key: bool = False, concurrency: int | None = None) -> None:
+        """Answer ``roots/list`` per server (:meth:`Callbacks.on_roots <mcphost.host.handlers.Callbacks.on_roots>`)."""
+        self.callbacks.on_roots(handler, with_key=with_key, concurrency=concurrency)
 
     def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
         """Receive ``notifications/message`` params: ``handler(server, params)``."""

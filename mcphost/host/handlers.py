@@ -10,6 +10,13 @@ held by the handlers' :class:`~mcphost.rpc.taskset.TaskSet` (cancelled at shutdo
 bounded: past :data:`HANDLER_TASKS` running at once, a further notification's async handler
 is not run (counted, and logged once per thousand), so a server's flood of log messages
 cannot make the host hold tens of thousands of tasks.
+
+A handler registered ``with_key=True`` is also told which of the server's questions it
+answers: ``key=`` the question's key in a 2026-07-28 server's ``inputRequests``
+(:data:`~mcphost.client.era.INPUT_KEY`), ``None`` for a handshake-era server's request (a
+gateway relays it under that key). ``concurrency=`` sets how many of one server's questions
+of that kind the handler answers at once (:attr:`Handlers.limits`; more wait, then are
+refused).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from ..client.era import INPUT_KEY
 from ..errors import RpcError, UsageError
 from ..protocol import jsonrpc
 from ..protocol.legacy import client_capabilities
@@ -75,6 +83,11 @@ class Handlers:
         self.elicitation_form = True
         self.elicitation_url = False
         self.roots_handler: Callable[[str], Any] | None = None
+        #: The handlers (by method) registered ``with_key=True``.
+        self.keyed: set[str] = set()
+        #: Server requests of one method a server may have answered at once (over the
+        #: client session's defaults), from ``concurrency=``.
+        self.limits: dict[str, int] = {}
         self.extra_capabilities: dict[str, Any] = {}
         #: Server tasks the application follows, by (server, task id).
         self.tasks: weakref.WeakValueDictionary[tuple[str, str], TaskHandle] = weakref.WeakValueDictionary()
@@ -122,20 +135,21 @@ class Handlers:
 
     async def answer(self, server: str, method: str, params: JSONObject) -> Any:
         """Answer a server request the session admitted (capability declared)."""
+        keyed = {"key": INPUT_KEY.get()} if method in self.keyed else {}
         if method == "roots/list":
             if self.roots_handler is not None:
-                roots = await _maybe_await(self.roots_handler(server))
+                roots = await _maybe_await(self.roots_handler(server, **keyed))
                 return {"roots": normalise_roots(roots)}
             return {"roots": [dict(r) for r in self.roots]}
         if method == "sampling/createMessage" and self.sampling is not None:
             if (params.get("tools") or params.get("toolChoice")) and not self.sampling_tools:
                 raise RpcError(jsonrpc.INVALID_PARAMS, "this client does not support tools in sampling")
-            return await _maybe_await(self.sampling(server, params))
+            return await _maybe_await(self.sampling(server, params, **keyed))
         if method == "elicitation/create" and self.elicitation is not None:
             mode = params.get("mode", "form")
             if (mode == "url" and not self.elicitation_url) or (mode == "form" and not self.elicitation_form):
                 raise RpcError(jsonrpc.INVALID_PARAMS, f"elicitation mode {mode!r} is not supported")
-            return await _maybe_await(self.elicitation(server, params))
+            return await _maybe_await(self.elicitation(server, params, **keyed))
         cb = self.callback
         if cb is None:
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"the host has no handler for {method!r}")
@@ -200,30 +214,57 @@ class Callbacks:
         if capabilities:
             self._handlers.extra_capabilities.update(capabilities)
 
-    def on_sampling(self, handler: Callable[[str, JSONObject], Any], *, tools: bool = False) -> None:
+    def on_sampling(self, handler: Callable[..., Any], *, tools: bool = False, with_key: bool = False,
+                    concurrency: int | None = None) -> None:
         """Serve ``sampling/createMessage``: ``handler(server, params) -> CreateMessageResult``.
         Declares ``sampling`` (``sampling.tools`` with ``tools=True``, 2025-11-25+). Register
-        before :meth:`initialize`: capabilities are declared in the handshake."""
+        before :meth:`initialize`: capabilities are declared in the handshake.
+
+        ``with_key=True``: ``handler(server, params, key=...)``, ``key`` the question's key
+        in a 2026-07-28 server's ``inputRequests`` (``None``: a handshake-era request).
+        ``concurrency``: questions of one server answered at once (default 4)."""
         self._before_start("on_sampling")
         _callable("on_sampling", handler)
         self._handlers.sampling = handler
         self._handlers.sampling_tools = tools
+        self._options("on_sampling", "sampling/createMessage", with_key, concurrency)
 
     def on_elicitation(
-        self, handler: Callable[[str, JSONObject], Any], *, form: bool = True, url: bool = False
+        self, handler: Callable[..., Any], *, form: bool = True, url: bool = False, with_key: bool = False,
+        concurrency: int | None = None,
     ) -> None:
         """Serve ``elicitation/create``: ``handler(server, params) -> ElicitResult``. Declares
-        ``elicitation`` (form and/or URL mode; none below 2025-06-18)."""
+        ``elicitation`` (form and/or URL mode; none below 2025-06-18). ``with_key`` and
+        ``concurrency`` (default 4) as for :meth:`on_sampling`."""
         self._before_start("on_elicitation")
         _callable("on_elicitation", handler)
         self._handlers.elicitation = handler
         self._handlers.elicitation_form = form
         self._handlers.elicitation_url = url
+        self._options("on_elicitation", "elicitation/create", with_key, concurrency)
 
-    def on_roots(self, handler: Callable[[str], Any]) -> None:
-        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``."""
+    def on_roots(self, handler: Callable[..., Any], *, with_key: bool = False, concurrency: int | None = None) -> None:
+        """Answer ``roots/list`` per server: ``handler(server) -> list of roots``
+        (``handler(server, key=...)`` ``with_key=True``; ``concurrency`` default 16)."""
         _callable("on_roots", handler)
         self._handlers.roots_handler = handler
+        self._options("on_roots", "roots/list", with_key, concurrency)
+
+    def _options(self, what: str, method: str, with_key: bool, concurrency: int | None) -> None:
+        if not isinstance(with_key, bool):
+            raise UsageError(f"{what}(): with_key must be True or False, not {type(with_key).__name__}")
+        if concurrency is not None and (type(concurrency) is not int or concurrency < 1):
+            raise UsageError(f"{what}(): concurrency must be a whole number of 1 or more (or None), "
+                             f"not {concurrency!r}")
+        handlers = self._handlers
+        if with_key:
+            handlers.keyed.add(method)
+        else:
+            handlers.keyed.discard(method)
+        if concurrency is None:
+            handlers.limits.pop(method, None)
+        else:
+            handlers.limits[method] = concurrency
 
     def on_log(self, handler: Callable[[str, JSONObject], Any]) -> None:
         """Receive ``notifications/message`` params: ``handler(server, params)``."""

@@ -82,13 +82,15 @@ class Queries:
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None,
-        cache: bool = True, allow_stale: bool = False,
+        cache: bool = True, allow_stale: bool = False, scope: str | None = None,
     ) -> GetPromptResult:
         """Get ``server.prompt`` rendered with ``arguments`` (string values).
 
         The result comes from the cache while fresh (``cache=False``: ask the server);
         ``allow_stale=True`` serves an expired one, marked in ``_meta``, when the server
-        cannot answer (docs/observability.md)."""
+        cannot answer (docs/observability.md). ``scope`` names the user the host reads for
+        (a gateway's client): a result the server marks ``cacheScope: "private"`` is kept
+        for that user only, never served to another scope."""
         server = self._servers.get(name.partition(".")[0]) if isinstance(name, str) else None
         given = dict(arguments) if isinstance(arguments, Mapping) else arguments  # refused in requests
         params: dict[str, Any] = {"name": name, "arguments": given or {}}
@@ -98,7 +100,7 @@ class Queries:
                 self._supervisor, lambda: requests.get_prompt(self._router, name, arguments, timeout), "prompts/get")
 
         return cast(GetPromptResult, await self._reads.fetch(
-            server, "prompts/get", params, ask, use=cache, allow_stale=allow_stale))
+            server, "prompts/get", params, ask, use=cache, allow_stale=allow_stale, scope=scope))
 
     def route_resource(self, uri: str, server: str | None = None) -> ServerHandle:
         """The server that serves ``uri``: exact URIs first, then templates."""
@@ -106,13 +108,13 @@ class Queries:
 
     async def get_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None, cache: bool = True,
-        allow_stale: bool = False,
+        allow_stale: bool = False, scope: str | None = None,
     ) -> ReadResourceResult:
         """Read a resource, routed by URI (exact, then RFC 6570 template) or by ``server=``.
 
         The result comes from the cache while fresh (``cache=False``: ask the server);
         ``allow_stale=True`` serves an expired one, marked in ``_meta``, when the server
-        cannot answer (docs/observability.md)."""
+        cannot answer (docs/observability.md). ``scope``: as for :meth:`get_prompt`."""
         try:
             handle: ServerHandle | None = self._router.resource(uri, server, quiet=True)
         except MCPHostError as exc:  # not routable now; a stale entry may still serve
@@ -125,7 +127,7 @@ class Queries:
                 self._supervisor, lambda: requests.get_resource(self._router, uri, server, timeout), "resources/read")
 
         return cast(ReadResourceResult, await self._reads.fetch(
-            handle, "resources/read", {"uri": uri}, ask, use=cache, allow_stale=allow_stale))
+            handle, "resources/read", {"uri": uri}, ask, use=cache, allow_stale=allow_stale, scope=scope))
 
     async def complete(
         self,

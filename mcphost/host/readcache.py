@@ -21,10 +21,14 @@ entry of what it read (the orchestrator specification's "invalidation on error")
 server could not answer (unavailable, timed out) keeps it for a later ``allow_stale`` read.
 Tool results are never cached.
 
-A 2026-07-28 server says how long each result may be kept (``ttlMs``; ``cacheScope`` is
-``public`` or ``private``, and this cache serves one user either way): an entry is fresh for
+A 2026-07-28 server says how long each result may be kept (``ttlMs``): an entry is fresh for
 the shorter of the two times, and a result without ``ttlMs``, with 0 or a negative value, or
-that took more than one round of input (``_meta["mcphost/rounds"]``) is not kept at all.
+that took more than one round of input (``_meta["mcphost/rounds"]``) is not kept at all. It
+also says who may see it (``cacheScope``). A read made for a ``scope`` (a gateway's client)
+keeps a ``private`` result under that scope: served to that scope only, never to another
+(nor to a read without a scope); ``public`` results, and those of handshake-era servers,
+are shared by every scope. A read without a scope serves one user (the application), whose
+private results are kept as shared ones.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ class ReadCache:
         settings = settings or CacheSettings()
         self.settings = settings
         self.clock = clock
-        self.cache: Cache[tuple[str, str, str], tuple[bytes, float]] = self._new(settings)
+        #: (server, method, parameters, scope: "" for what every scope shares) -> (JSON, when).
+        self.cache: Cache[tuple[str, str, str, str], tuple[bytes, float]] = self._new(settings)
         #: Each server's cache counters (its handle's ``cache_stats``), for evictions and
         #: expirations, which the cache reports by key.
         self.counters: dict[str, dict[str, int]] = {}
@@ -75,11 +80,11 @@ class ReadCache:
             self.settings = settings
             self.cache = self._new(settings)
 
-    def _new(self, settings: CacheSettings) -> Cache[tuple[str, str, str], tuple[bytes, float]]:
+    def _new(self, settings: CacheSettings) -> Cache[tuple[str, str, str, str], tuple[bytes, float]]:
         return Cache(settings.max_entries, settings.ttl, clock=self.clock, max_bytes=settings.max_bytes,
                      on_drop=self._dropped)
 
-    def _dropped(self, key: tuple[str, str, str], why: str) -> None:
+    def _dropped(self, key: tuple[str, str, str, str], why: str) -> None:
         counters = self.counters.get(key[0])
         if counters is not None:
             counters[why] = counters.get(why, 0) + 1
@@ -92,15 +97,20 @@ class ReadCache:
         return self.settings.ttl if own is None else own
 
     async def fetch(self, handle: ServerHandle | None, method: str, params: dict[str, Any],
-                    run: Callable[[], Awaitable[Any]], *, use: bool, allow_stale: bool) -> Any:
+                    run: Callable[[], Awaitable[Any]], *, use: bool, allow_stale: bool,
+                    scope: str | None = None) -> Any:
         """The result of ``run()`` (the request ``method(params)`` of ``handle``), from the
-        cache when fresh there; ``handle`` is ``None`` when it could not be routed."""
+        cache when fresh there; ``handle`` is ``None`` when it could not be routed; ``scope``
+        the user it is read for (``None``: the application's one user)."""
         ttl = self.ttl(handle) if handle is not None else 0.0
         if handle is not None:
             self.counters[handle.name] = handle.cache_stats
-        key = (handle.name, method, _canonical(params)) if handle is not None else None
+        key = (handle.name, method, _canonical(params), "") if handle is not None else None
+        own = (key[0], key[1], key[2], f"user:{scope}") if key is not None and scope is not None else None
         if key is not None and handle is not None and use and ttl > 0:
             hit = self.cache.get(key)
+            if hit is MISS and own is not None:
+                hit = self.cache.get(own)
             if hit is not MISS:
                 handle.cache_stats["hit"] += 1
                 logger.debug("%s: %s from the cache", handle.name, method,
@@ -116,9 +126,12 @@ class ReadCache:
                 if allow_stale:
                     if is_transient(exc):
                         stale = self.cache.get_stale(key)
+                        if stale is MISS and own is not None:
+                            stale = self.cache.get_stale(own)
                         if stale is not MISS:
                             return self._stale(handle, method, stale, exc)
-                elif not is_transient(exc) and self.cache.invalidate(key):
+                elif not is_transient(exc) and (self.cache.invalidate(key) |
+                                                (own is not None and self.cache.invalidate(own))):
                     # "Invalidation on error" (Talk-2-Tables): what the server refused to read
                     # now (not found, an error, a broken answer) is not served later from an
                     # entry kept for allow_stale. A server that could not answer (gone, timed
@@ -129,6 +142,8 @@ class ReadCache:
         if session is not None and session.version.cache_hints:
             ttl = _hinted(result, ttl)
         if key is not None and ttl > 0 and (use or allow_stale):
+            if own is not None and type(result) is dict and result.get("cacheScope") == "private":
+                key = own  # for this scope only
             data = dumps(result)
             self.cache.put(key, (data, self.clock()), ttl=ttl, size=len(data))
         return result
@@ -150,7 +165,7 @@ class ReadCache:
         whose server cannot be routed to any more)."""
         canonical = _canonical(params)
         for name, handle in servers.items():
-            if self.cache.holds((name, method, canonical)):
+            if self.cache.holds((name, method, canonical, "")):
                 return handle
         return None
 
@@ -161,7 +176,7 @@ class ReadCache:
         if method == "notifications/resources/updated" and isinstance(params, dict):
             uri = params.get("uri")
             if isinstance(uri, str):
-                self.cache.invalidate((server, "resources/read", _canonical({"uri": uri})))
+                self.cache.invalidate_prefix((server, "resources/read", _canonical({"uri": uri})))
         elif method == "notifications/resources/list_changed":
             self.cache.invalidate_prefix((server, "resources/read"))
         elif method == "notifications/prompts/list_changed":

@@ -22,12 +22,22 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import RpcError
 from ..protocol import jsonrpc
+from ..protocol.modern import META_LOG_LEVEL
 
 if TYPE_CHECKING:
     from .session import ServerSession
     from .tasks import TaskStore
 
-__all__ = ["RELATED", "Backend", "RequestContext"]
+__all__ = ["LOG_LEVELS", "RELATED", "Backend", "RequestContext", "level_rank"]
+
+#: MCP log levels (RFC 5424 names), least severe first.
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+def level_rank(level: str) -> int:
+    """The severity of an MCP log level (an unknown one counts as ``info``)."""
+    return _RANK.get(level, 1)
 
 #: The id of the client request a message being sent relates to (``None``: none).
 RELATED: Final[contextvars.ContextVar[Any]] = contextvars.ContextVar("mcphost_related_request", default=None)
@@ -41,9 +51,10 @@ class RequestContext:
         rid: its JSON-RPC id.
         method: its method.
         progress_token: ``params._meta.progressToken`` (``None``: the client asked for none).
+        log_level: the request's own log level (2026-07-28 ``_meta``; ``None``: none).
     """
 
-    __slots__ = ("method", "progress_token", "rid", "session", "task")
+    __slots__ = ("log_level", "method", "progress_token", "rid", "session", "task")
 
     #: A request of the 2026-07-28 era (:class:`~mcphost.server.modern.ModernContext`).
     modern = False
@@ -57,6 +68,8 @@ class RequestContext:
         self.progress_token = token if type(token) in (str, int) else None
         #: What a ``tools/call`` asks of a task (``None``: none; :func:`~mcphost.server.tasks.requested`).
         self.task: dict[str, Any] | None = None
+        #: The request's own log level (2026-07-28 ``_meta``; ``None``: none given).
+        self.log_level: str | None = None
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` for this request (nothing without a token)."""
@@ -78,10 +91,25 @@ class RequestContext:
         """May this request ask the client ``method`` (the capability it needs was declared)?"""
         return self.session.can_ask(method)
 
+    def declared(self, method: str) -> bool:
+        """Did the client declare the capability answering ``method`` needs?"""
+        return self.session.can_ask(method)
+
+    def log_meta(self) -> dict[str, Any] | None:
+        """The ``_meta`` passing the request's own log level on to a server (``None``: none)."""
+        return None if self.log_level is None else {META_LOG_LEVEL: self.log_level}
+
+    def logs(self, level: str) -> bool:
+        """Is a log message of ``level`` sent on this request's stream (the session's level)?"""
+        floor = self.session.log_level
+        return floor is None or level_rank(level) >= level_rank(floor)
+
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None) -> Any:
+                      timeout: float | None = None, key: str | None = None) -> Any:
         """Ask the client ``method`` on behalf of this request (refused with a clear
-        :class:`~mcphost.errors.RpcError` when the client did not declare what it needs)."""
+        :class:`~mcphost.errors.RpcError` when the client did not declare what it needs).
+        ``key``: what the question is called where it came from (a downstream server's
+        ``inputRequests`` key), which a 2026-07-28 request keeps when it can."""
         return await self.session.request(method, params, related=self.rid, timeout=timeout)
 
 

@@ -14,8 +14,15 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
   request (MRTR): the upstream ``tools/call``, ``prompts/get`` or ``resources/read`` is
   answered ``input_required`` with ``inputRequests`` and a ``requestState`` sealed with a
   key of this session (HMAC: a client cannot forge or alter it), and the retried request's
-  ``inputResponses`` answer the questions while the backend's work goes on. A question the
-  request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
+  ``inputResponses`` answer the questions while the backend's work goes on. A question keeps
+  the key the backend gives it (a downstream server's own ``inputRequests`` key) when that
+  key is short and not already waiting in this request, else it is named here
+  (``elicitation-2``); the first request's own ``inputResponses`` answer the questions of
+  those keys at once; a retry that leaves questions unanswered is asked them again. The
+  state carries what the request asks (a hash) and, while small (:data:`MAX_CARRIED`), the
+  answers so far: a genuine state whose request is not waiting here (ended, expired, or
+  begun by another process sealing with the same key) runs the request again with them. A
+  question the request's capabilities do not allow ends it with -32021. Rounds of one request are bounded
   (:data:`~mcphost.protocol.modern.DEFAULT_MAX_ROUNDS`), as are the requests waiting for a
   retry (``ServerLimits.max_in_flight``) and how long one waits (``request_timeout``).
 - ``subscriptions/listen`` stays open until the client cancels it: it is acknowledged with
@@ -28,6 +35,8 @@ whose ``_meta`` names a protocol version). The rules are :mod:`mcphost.protocol.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import secrets
 from typing import TYPE_CHECKING, Any, Final
 
@@ -38,6 +47,7 @@ from ..protocol.modern import (
     INPUT_REQUIRED,
     MAX_INPUT_REQUESTS,
     META_CAPABILITIES,
+    META_LOG_LEVEL,
     MISSING_CAPABILITY,
     MULTI_ROUND_METHODS,
 )
@@ -49,13 +59,14 @@ from ..protocol.modern_server import (
     seal_state,
 )
 from ..protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
-from .context import RequestContext
+from .context import LOG_LEVELS, RequestContext, level_rank
 from .tasks import advertise
 
 if TYPE_CHECKING:
     from .session import ServerSession
 
-__all__ = ["MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS", "RoundStore"]
+__all__ = ["MAX_KEY", "MAX_LISTENS", "META_SUBSCRIPTION", "ModernContext", "ModernServer", "MODERN_METHODS",
+           "RoundStore"]
 
 #: The requests of the 2026-07-28 era this session serves.
 MODERN_METHODS: Final = frozenset({
@@ -65,6 +76,11 @@ MODERN_METHODS: Final = frozenset({
 })
 #: ``subscriptions/listen`` streams of one client at once.
 MAX_LISTENS: Final = 16
+#: Characters of a question's own key kept at most (a longer one is named here).
+MAX_KEY: Final = 128
+#: Bytes of answers (JSON) a ``requestState`` carries at most; past it the state names its
+#: request only, which the process holding it alone can continue.
+MAX_CARRIED: Final = 2048
 META_SUBSCRIPTION: Final = "io.modelcontextprotocol/subscriptionId"
 #: Filter key of ``subscriptions/listen`` → (its notification, the capability that offers it).
 _LISTEN_KEYS: Final = {"toolsListChanged": ("notifications/tools/list_changed", "tools"),
@@ -82,9 +98,10 @@ _NEEDS: Final = {"sampling/createMessage": "sampling", "elicitation/create": "el
 class _Exchange:
     """One multi-round request: the backend's work and the questions it waits on."""
 
-    __slots__ = ("asked", "asks", "expiry", "failure", "ident", "method", "number", "ready", "rounds", "task")
+    __slots__ = ("answered", "asked", "asks", "digest", "expiry", "failure", "given", "ident", "method", "number",
+                 "ready", "rounds", "task")
 
-    def __init__(self, ident: str, method: str) -> None:
+    def __init__(self, ident: str, method: str, digest: str, given: dict[str, dict[str, Any]] | None = None) -> None:
         self.ident = ident
         self.method = method
         self.task: asyncio.Task[Any] | None = None
@@ -96,6 +113,13 @@ class _Exchange:
         self.rounds = 0
         self.number = 0
         self.expiry: asyncio.TimerHandle | None = None
+        #: Answers the first request brought (``inputResponses`` without a state), by key.
+        self.given = given or {}
+        #: Every answer the backend got so far, by key (sealed into the state while small,
+        #: so another process sharing the key can run the request again with them).
+        self.answered: dict[str, dict[str, Any]] = {}
+        #: What the request asks (its method and parameters but ``_meta`` and the rounds').
+        self.digest = digest
 
 
 class RoundStore:
@@ -105,16 +129,20 @@ class RoundStore:
 
     Args:
         max_waiting: requests waiting for a retry at most (past it a new one is refused).
+        key: the key states are sealed with (``None``: a random one). Processes given the same
+            key (the workers of one deployment) each know a state another one made for what
+            it is, though only the process that holds its request can continue it.
     """
 
-    def __init__(self, max_waiting: int = 1024) -> None:
-        self.key = secrets.token_bytes(32)
+    def __init__(self, max_waiting: int = 1024, key: bytes | None = None) -> None:
+        self.key = secrets.token_bytes(32) if key is None else key
         self.max_waiting = max_waiting
         self.exchanges: dict[str, _Exchange] = {}
 
 
 class ModernContext(RequestContext):
-    """A request of the 2026-07-28 era: its own capabilities; asking the client is MRTR."""
+    """A request of the 2026-07-28 era: its own capabilities and log level; asking the
+    client is MRTR."""
 
     __slots__ = ("capabilities", "exchange")
 
@@ -123,9 +151,21 @@ class ModernContext(RequestContext):
     def __init__(self, session: ServerSession, rid: Any, method: str, params: dict[str, Any],
                  exchange: _Exchange | None) -> None:
         super().__init__(session, rid, method, params)
-        caps = params["_meta"][META_CAPABILITIES]
+        meta = params["_meta"]
+        caps = meta[META_CAPABILITIES]
         self.capabilities: dict[str, Any] = caps if type(caps) is dict else {}
         self.exchange = exchange
+        level = meta.get(META_LOG_LEVEL)
+        #: ``_meta`` logLevel: the least severe log message sent on this request's stream
+        #: (``None``: none is; spec 2026-07-28, with no level set the server must not log).
+        self.log_level = level if level in LOG_LEVELS else None
+
+    def declared(self, method: str) -> bool:
+        need = _NEEDS.get(method)
+        return need is None or need in self.capabilities
+
+    def logs(self, level: str) -> bool:
+        return self.log_level is not None and level_rank(level) >= level_rank(self.log_level)
 
     @property
     def reachable(self) -> bool:
@@ -138,7 +178,7 @@ class ModernContext(RequestContext):
         return self.exchange is not None and method in _NEEDS
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None) -> Any:
+                      timeout: float | None = None, key: str | None = None) -> Any:
         exchange = self.exchange
         need = _NEEDS.get(method)
         if exchange is None or need is None:
@@ -152,8 +192,19 @@ class ModernContext(RequestContext):
             raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"{method}: the client did not declare {need!r}")
         if len(exchange.asks) >= MAX_INPUT_REQUESTS:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method}: too many questions waiting for the client")
+        if type(key) is str and 0 < len(key) <= MAX_KEY and key not in exchange.asks:
+            given = exchange.given.pop(key, None)
+            if given is not None:
+                exchange.answered[key] = given
+                return given  # answered by the request itself
+        else:
+            # No key, a long one, or one already waiting (one downstream round never repeats
+            # a key; a hostile backend cannot take or overwrite another question's place).
+            key = f"{need}-{exchange.number + 1}"
+            while key in exchange.asks:
+                exchange.number += 1
+                key = f"{need}-{exchange.number + 1}"
         exchange.number += 1
-        key = f"{need}-{exchange.number}"
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         exchange.asks[key] = (method, dict(params or {}), future)
         exchange.ready.set()
@@ -232,15 +283,24 @@ class ModernServer:
             ctx = ModernContext(session, rid, method, params, None)
             peer.serve(rid, self._plain(method, session.run_handler(handler, ctx, params)))
             return
+        self._begin(rid, method, params, _given(params.get("inputResponses")), 0)
+
+    def _begin(self, rid: Any, method: str, params: dict[str, Any], given: dict[str, dict[str, Any]],
+               rounds: int) -> None:
+        """Run a multi-round request (counted in ``in_flight`` already) as a new exchange."""
+        session = self.session
+        handler = session.handler_for(method)
+        assert handler is not None
         if len(self._exchanges) >= self.rounds.max_waiting:
             session.in_flight -= 1
-            peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
+            session.peer.respond_error(rid, -32000, f"{method}: too many requests waiting for a retry")
             return
-        exchange = _Exchange(secrets.token_hex(12), method)
+        exchange = _Exchange(secrets.token_hex(12), method, _digest(method, params), given)
+        exchange.rounds = rounds
         ctx = ModernContext(session, rid, method, params, exchange)
         self._exchanges[exchange.ident] = exchange
         exchange.task = asyncio.get_running_loop().create_task(session.run_handler(handler, ctx, params))
-        peer.serve(rid, self._step(exchange))
+        session.peer.serve(rid, self._step(exchange))
 
     def capabilities(self) -> dict[str, Any]:
         """The backend's capabilities, ``logging`` added."""
@@ -311,9 +371,29 @@ class ModernServer:
         return complete_result(await work, self.session.backend.server_info(), method)
 
     def _retry(self, rid: Any, method: str, params: dict[str, Any]) -> None:
-        peer = self.session.peer
+        session = self.session
+        peer = session.peer
         payload = open_state(self._key, params.get("requestState"))
         exchange = self._exchanges.get(str(payload.get("x"))) if payload is not None else None
+        if payload is not None and exchange is None:
+            # A genuine state whose request is not waiting here (it ended or expired, or
+            # another process sharing the key began it): run the request again, answered
+            # with what the state carries and the retry brings (spec 2026-07-28, MRTR: the
+            # state is how any server instance continues a request).
+            answers = payload.get("a")
+            rounds = payload.get("r")
+            if type(answers) is not dict or payload.get("d") != _digest(method, params) or type(rounds) is not int:
+                peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: the request of this requestState is not "
+                                                                "waiting here (it expired, or another process of this "
+                                                                "server holds it)")
+                return
+            if session.in_flight >= session.limits.max_in_flight:
+                peer.respond_error(rid, -32000, f"{method}: too many requests in flight "
+                                                f"(at most {session.limits.max_in_flight} per client)")
+                return
+            session.in_flight += 1
+            self._begin(rid, method, params, {**answers, **_given(params.get("inputResponses"))}, rounds + 1)
+            return
         if payload is None or exchange is None or payload.get("r") != exchange.rounds or exchange.method != method:
             peer.respond_error(rid, jsonrpc.INVALID_PARAMS, f"{method}: requestState is not one this server gave "
                                                             "for this request (altered, replayed or expired)")
@@ -328,10 +408,13 @@ class ModernServer:
             answer = responses.get(key)
             if type(answer) is dict and key in exchange.asks:
                 _method, _params, future = exchange.asks.pop(key)
+                exchange.answered[key] = answer
                 if not future.done():
                     future.set_result(answer)
         exchange.asked = set()
         exchange.rounds += 1  # a state is good for one retry
+        if exchange.asks:
+            exchange.ready.set()  # what the retry left unanswered is asked again (SEP-2322)
         peer.serve(rid, self._step(exchange))
 
     async def _step(self, exchange: _Exchange) -> Any:
@@ -375,7 +458,10 @@ class ModernServer:
                                                    f"{DEFAULT_MAX_ROUNDS} rounds of questions; giving up")
         exchange.asked = set(exchange.asks)
         requests = {key: {"method": m, "params": p} for key, (m, p, _f) in exchange.asks.items()}
-        state = seal_state(self._key, {"x": exchange.ident, "r": exchange.rounds})
+        sealed: dict[str, Any] = {"x": exchange.ident, "r": exchange.rounds, "d": exchange.digest}
+        if len(json.dumps(exchange.answered)) <= MAX_CARRIED:
+            sealed["a"] = exchange.answered
+        state = seal_state(self._key, sealed)
         timeout = self.session.limits.request_timeout
         if timeout:
             exchange.expiry = asyncio.get_running_loop().call_later(timeout, self._drop, exchange)
@@ -396,3 +482,20 @@ class ModernServer:
             if not future.done():
                 future.cancel()
         exchange.asks.clear()
+
+
+def _given(responses: Any) -> dict[str, dict[str, Any]]:
+    """The answers a first request brought with it, by key (objects only, at most
+    :data:`MAX_INPUT_REQUESTS` of them)."""
+    if type(responses) is not dict:
+        return {}
+    found = [(k, v) for k, v in responses.items() if type(k) is str and len(k) <= MAX_KEY and type(v) is dict]
+    return dict(found[:MAX_INPUT_REQUESTS])
+
+
+def _digest(method: str, params: dict[str, Any]) -> str:
+    """What a multi-round request asks, as a short hash: its method and parameters, but its
+    ``_meta`` and what the rounds add (a state is good only for the request it was made for)."""
+    kept = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+    text = json.dumps([method, kept], sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]

@@ -46,7 +46,7 @@ from ..protocol.modern import META_VERSION
 from ..rpc.calls import Call
 from ..rpc.peer import Peer
 from ..transports.base import Transport
-from .context import RELATED, Backend, RequestContext
+from .context import LOG_LEVELS, RELATED, Backend, RequestContext
 from .modern import ModernServer, RoundStore
 from .tasks import HANDLERS as TASK_HANDLERS
 from .tasks import advertise, requested
@@ -56,7 +56,6 @@ __all__ = ["LOG_LEVELS", "ServerLimits", "ServerSession", "TOO_BUSY"]
 logger = logging.getLogger("mcphost.server")
 
 #: MCP log levels, least severe first (RFC 5424 names).
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
 #: The code of a request refused because the client has too many in flight.
 TOO_BUSY: Final = -32000

@@ -14,12 +14,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mcphost.testing import package_root
-from tests.test_conformance import V016, Suite, suite  # noqa: F401  (suite is a fixture)
-from tests.testing.test_fake_conformance import SERVER_016, assert_all_pass, results
+from tests.test_conformance import V016, V020, Suite, suite  # noqa: F401  (suite is a fixture)
+from tests.testing.test_fake_conformance import (
+    SERVER_016,
+    assert_all_pass,
+    listed_scenarios,
+    results,
+)
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(900 + 300)]
 
@@ -60,3 +66,42 @@ def test_every_server_scenario_passes_through_the_gateway(suite: Suite, tmp_path
     assert len(found) == 32
     assert_all_pass(found, run)
 
+
+
+def scored_results(suite: Suite, tmp_path: Path, requirements: str, *fake_args: str,  # noqa: F811
+                   **entry: str) -> tuple[list[str], dict[str, list[dict[str, Any]]], Any]:
+    """0.2.0's frozen ``requirements`` server set through the gateway: the scenarios it
+    scores (``list --requirements``), every scenario's checks, and the run."""
+    listed = suite.run(V020, "list", "--server", "--requirements", requirements, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    required = listed_scenarios(listed.stdout, "Server scenarios")
+    out = tmp_path / "results"
+    with serve_pass_through(tmp_path, *fake_args, **entry) as url:
+        # A scenario that fails waits out its requests (10 s each): 8 s per scenario bounds a
+        # failing run; a passing scenario takes milliseconds (the tasks-* ones about a second).
+        run = suite.run(V020, "server", "--url", url, "--requirements", requirements, "--timeout", "8000",
+                        "-o", str(out))
+    return required, results(out), run
+
+
+def test_the_2026_07_28_server_set_passes_through_the_gateway(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    """Stateless, multi-round (the downstream server's own input keys), caching hints,
+    headers: every one of the 37 scenarios 0.2.0-alpha.12 scores for 2026-07-28 passes
+    against ``serve --http --pass-through`` with the fake server behind it in that era, and
+    so do the 13 it plays unscored (the ten ``tasks-*`` of the tasks extension, three pending)."""
+    required, found, run = scored_results(suite, tmp_path, "2026-07-28", "--era", "modern", protocol="modern")
+    assert len(required) == 37, required
+    assert set(required) <= set(found), run.stdout[-3000:]
+    assert len(found) == 50, sorted(found)
+    assert len([k for k in found if k.startswith("tasks-")]) == 10
+    assert_all_pass(found, run)
+
+
+def test_the_2025_11_25_server_set_passes_through_the_gateway(suite: Suite, tmp_path: Path) -> None:  # noqa: F811
+    """The handshake era's 30 scored scenarios (and 3 unscored) against the same front, the
+    fake server behind it speaking both eras."""
+    required, found, run = scored_results(suite, tmp_path, "2025-11-25", "--era", "both")
+    assert len(required) == 30, required
+    assert set(required) <= set(found), run.stdout[-3000:]
+    assert len(found) == 33, sorted(found)
+    assert_all_pass(found, run)

@@ -154,3 +154,31 @@ async def test_listen_streams_the_changes_asked_for_until_cancelled() -> None:
         await recorder.answer(8)
         recorder.messages.clear()
     assert not any(m.get("method") == "notifications/resources/updated" for m in recorder.messages)
+
+
+class Keyed(Backend):
+    """Asks three questions at once under keys of its own: a good one, one too long, and the
+    good one again (a hostile backend repeating a key that is waiting)."""
+
+    async def list(self, kind: str, ctx: RequestContext) -> list[dict[str, Any]]:
+        return [{"name": "ask", "inputSchema": {"type": "object"}}]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        asked = {"message": "name?", "requestedSchema": {}}
+        answers = await asyncio.gather(*(ctx.request("elicitation/create", asked, key=key)
+                                         for key in ("user_name", "k" * 200, "user_name")))
+        return {"content": [{"type": "text", "text": " ".join(a["content"]["name"] for a in answers)}]}
+
+
+async def test_a_question_keeps_its_own_key_when_it_can() -> None:
+    client, recorder = await session_with(Keyed())
+    params = {"_meta": meta({"elicitation": {}}), "name": "ask", "arguments": {}}
+    send(client, 1, "tools/call", params)
+    first = (await recorder.answer(1))["result"]
+    keys = list(first["inputRequests"])
+    assert keys[0] == "user_name" and len(keys) == 3 and len(set(keys)) == 3
+    assert all(len(k) <= 128 for k in keys)  # the long one and the repeated one are named here
+    answers = {k: {"action": "accept", "content": {"name": f"n{i}"}} for i, k in enumerate(keys)}
+    send(client, 2, "tools/call", {**params, "inputResponses": answers, "requestState": first["requestState"]})
+    done = (await recorder.answer(2))["result"]
+    assert done["content"][0]["text"] == "n0 n1 n2"
