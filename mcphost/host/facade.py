@@ -47,6 +47,7 @@ from ..rpc.calls import CallOptions
 from ..transports.base import AuthHooks, Transport
 from ..types import (
     CallToolResult,
+    Embedder,
     GatheredResources,
     GetPromptResult,
     HostEvent,
@@ -61,6 +62,7 @@ from . import observe, recovery, requests
 from .handle import ServerHandle
 from .handlers import Callbacks, Handlers
 from .lifecycle import HostLifecycle
+from .lazy import LazyModelAPI
 from .local import LocalServer, ToolHandler
 from .observe import CallHook, Observability
 from .options import check_options
@@ -69,10 +71,8 @@ from .queries import Queries
 from .readcache import ReadCache
 from .registry import Registry
 from .router import Router
-from .search_semantic import Embedder, check_embedder
 from .secrets import Redactor
 from .supervisor import Supervisor
-from .tools_api import ModelAPI
 from .validation import Validation
 
 __all__ = ["MCPHost"]
@@ -206,9 +206,8 @@ class MCPHost:
         self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
         #: Metrics and call hooks.
         self.observability = Observability(self._servers, self._call_hooks)
-        #: The model-API shapes: tools_for, dispatch, search.
-        self.models = ModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool,
-                               tool_search=check_embedder(tool_search))
+        #: The model-API shapes: tools_for, dispatch, search (built on first use).
+        self.models = LazyModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool, tool_search)
         self.router.resolve = self.models.resolve_alias
 
     def _new_handle(self, cfg: Any) -> ServerHandle:
