@@ -1,9 +1,9 @@
 """The host's optional rooms load on first use (issue 24: memory close to a bare client).
 
 A host that starts a stdio server and calls its tools never loads the model-API room, tool
-search, the skills, the Prometheus text or the reload room: each costs resident memory (its
-code objects) in every process that imports the host, and most applications use none of
-them. Each loads, and works, the first time it is used.
+search, the skills, the Prometheus text, the reload room or hashlib: each costs resident
+memory (its code objects; hashlib, OpenSSL's libcrypto) in every process that imports the
+host, and most applications use none of them. Each loads, and works, the first time it is used.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ OPTIONAL = (
     "mcphost.host.reload",
     "mcphost.metrics.prometheus",
     "mcphost.metrics.exposition",
+    # hashlib loads OpenSSL's libcrypto (over 1 MB resident): a stdio host needs no digest.
+    "secrets",
+    "hashlib",
+    "hmac",
 )
 
 _CHILD = """
