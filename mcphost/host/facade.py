@@ -61,8 +61,8 @@ from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
 from .handle import ServerHandle
 from .handlers import Callbacks, Handlers
-from .lifecycle import HostLifecycle
 from .lazy import LazyModelAPI
+from .lifecycle import HostLifecycle
 from .local import LocalServer, ToolHandler
 from .observe import CallHook, Observability
 from .options import check_options

@@ -29,8 +29,8 @@ from .local import LocalServer, ToolHandler, check_tools
 
 if TYPE_CHECKING:
     from .handlers import Handlers
-    from .reload import Watcher
     from .readcache import ReadCache
+    from .reload import Watcher
     from .router import Router
     from .secrets import Redactor
     from .supervisor import Supervisor
@@ -158,7 +158,8 @@ class HostLifecycle:
             return results  # shutdown() ran meanwhile: what was tried is told, nothing runs
         self._move(HostState.READY)
         if self.watch and isinstance(self.source, (str, os.PathLike)):
-            from .reload import Watcher  # the reload room loads with its first use, not with every host
+            # The reload room loads with its first use (watch, reload, restart), not with every host.
+            from .reload import Watcher
 
             self._watcher = Watcher(os.fspath(self.source), self.reload)
             self._watcher.start()

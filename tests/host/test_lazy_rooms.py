@@ -27,6 +27,8 @@ OPTIONAL = (
     "secrets",
     "hashlib",
     "hmac",
+    # shutil (with bz2 and lzma) is for commands looked up on PATH; this one is given by its path.
+    "shutil",
 )
 
 _CHILD = """
