@@ -29,6 +29,8 @@ OPTIONAL = (
     "hmac",
     # shutil (with bz2 and lzma) is for commands looked up on PATH; this one is given by its path.
     "shutil",
+    # pathlib: the schemas and the configuration are read with os.path; roots given as paths load it.
+    "pathlib",
 )
 
 _CHILD = """
