@@ -24,7 +24,7 @@ public method lives:
 - ``get_metrics``, ``metrics_text``, ``on_call``: :attr:`MCPHost.observability`
   (:class:`~mcphost.host.observe.Observability`);
 - ``tools_for``, ``dispatch``, ``search_tools``, ``resolve_tool_name``:
-  :attr:`MCPHost.models` (:class:`~mcphost.host.tools_api.ModelAPI`).
+  :attr:`MCPHost.models` (:class:`~mcphost.host.tools_api.ModelAPI`, built on first use by ``host.lazy``).
 """
 
 from __future__ import annotations
