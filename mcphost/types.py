@@ -7,10 +7,11 @@ the server sent it (unknown extra fields included, as the spec allows), so they 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict, Union
 
 __all__ = [
+    "Embedder",
     "JSON",
     "JSONObject",
     "Implementation",
@@ -239,3 +240,7 @@ class HostEvent(TypedDict, total=False):
 
 
 Callback = Callable[[str, str, JSONObject], Union[JSONObject, Awaitable[JSONObject]]]
+
+#: A host's ``tool_search``: ``list[str] -> list[list[float]]``, or a coroutine function of
+#: that shape (here, not in the search room, so that naming it loads no search).
+Embedder = Callable[[list[str]], Union[Sequence[Sequence[float]], Awaitable[Sequence[Sequence[float]]]]]

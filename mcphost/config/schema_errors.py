@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcphost._json import json_kind
@@ -56,11 +56,12 @@ def suggest(key: str, known: Sequence[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-def _schema_file() -> Path:
+def _schema_file() -> str:
     """Where the bundled ``mcp.json`` schema is (wheel first, then a source checkout)."""
-    package = Path(__file__).resolve().parent.parent
-    for candidate in (package / "schemas" / SCHEMA_FILE, package.parent / "schemas" / SCHEMA_FILE):
-        if candidate.is_file():
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for candidate in (os.path.join(package, "schemas", SCHEMA_FILE),
+                      os.path.join(os.path.dirname(package), "schemas", SCHEMA_FILE)):
+        if os.path.isfile(candidate):
             return candidate
     raise FileNotFoundError(f"mcphost is installed without its schemas ({SCHEMA_FILE} not found)")
 
@@ -68,7 +69,8 @@ def _schema_file() -> Path:
 @functools.lru_cache(maxsize=1)
 def config_schema() -> _SchemaCheck:
     """The compiled schema: read and compiled once per process, on first use."""
-    root = json.loads(_schema_file().read_text(encoding="utf-8"))
+    with open(_schema_file(), encoding="utf-8") as f:
+        root = json.loads(f.read())
     return _SchemaCheck(root)
 
 

@@ -16,7 +16,7 @@ verified), ``observe`` (outcomes, hooks, request logs, metrics), ``secrets``
 (secrets and paths out of what is said), ``configload`` (reading the configuration),
 ``reload`` (applying a new one), ``handle`` (one server's record), ``local`` (the
 application's own tools, served in process), ``tools_api`` (the model APIs: ``tools_for``,
-``dispatch``, ``search_tools``), ``providers`` (their shapes and names), ``search``,
+``dispatch``, ``search_tools``), ``lazy`` (that room built on first use), ``providers`` (their shapes and names), ``search``,
 ``search_words``, ``search_vocabulary``, ``search_semantic`` and ``stem`` (tool search).
 """
 

@@ -12,7 +12,6 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, RoutingError, UsageError
@@ -122,7 +121,8 @@ def read_config_text(path: str) -> str:
     encoding error by its line."""
     name = os.path.basename(path.rstrip(os.sep)) or path
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise ConfigurationError(f"{name}: configuration file not found", path=path) from None
     except IsADirectoryError:
@@ -142,7 +142,8 @@ def read_config_text(path: str) -> str:
 
 
 def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def fail_fast(config: Any, *choices: bool | None) -> bool:

@@ -24,7 +24,7 @@ public method lives:
 - ``get_metrics``, ``metrics_text``, ``on_call``: :attr:`MCPHost.observability`
   (:class:`~mcphost.host.observe.Observability`);
 - ``tools_for``, ``dispatch``, ``search_tools``, ``resolve_tool_name``:
-  :attr:`MCPHost.models` (:class:`~mcphost.host.tools_api.ModelAPI`).
+  :attr:`MCPHost.models` (:class:`~mcphost.host.tools_api.ModelAPI`, built on first use by ``host.lazy``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from ..rpc.calls import CallOptions
 from ..transports.base import AuthHooks, Transport
 from ..types import (
     CallToolResult,
+    Embedder,
     GatheredResources,
     GetPromptResult,
     HostEvent,
@@ -60,6 +61,7 @@ from ..wire.framing import DEFAULT_MAX_SIZE
 from . import observe, recovery, requests
 from .handle import ServerHandle
 from .handlers import Callbacks, Handlers
+from .lazy import LazyModelAPI
 from .lifecycle import HostLifecycle
 from .local import LocalServer, ToolHandler
 from .observe import CallHook, Observability
@@ -69,10 +71,8 @@ from .queries import Queries
 from .readcache import ReadCache
 from .registry import Registry
 from .router import Router
-from .search_semantic import Embedder, check_embedder
 from .secrets import Redactor
 from .supervisor import Supervisor
-from .tools_api import ModelAPI
 from .validation import Validation
 
 __all__ = ["MCPHost"]
@@ -206,9 +206,8 @@ class MCPHost:
         self.callbacks = Callbacks(self.handlers, self._servers, self.lifecycle)
         #: Metrics and call hooks.
         self.observability = Observability(self._servers, self._call_hooks)
-        #: The model-API shapes: tools_for, dispatch, search.
-        self.models = ModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool,
-                               tool_search=check_embedder(tool_search))
+        #: The model-API shapes: tools_for, dispatch, search (built on first use).
+        self.models = LazyModelAPI(self._servers, self.router, self.queries.get_tools, self.call_tool, tool_search)
         self.router.resolve = self.models.resolve_alias
 
     def _new_handle(self, cfg: Any) -> ServerHandle:

@@ -26,7 +26,6 @@ import logging
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..client.era import INPUT_KEY
@@ -304,13 +303,19 @@ def _callable(method: str, handler: Any) -> None:
         raise UsageError(f"{method}() takes a function, not {type(handler).__name__}")
 
 
+def _file_uri(path: str) -> str:
+    from pathlib import Path  # loaded by the first root given as a path, not by every host
+
+    return Path(path).resolve().as_uri()
+
+
 def normalise_roots(roots: Iterable[str | os.PathLike[str] | Root]) -> list[Root]:
     out: list[Root] = []
     for root in roots:
         if isinstance(root, os.PathLike):
             root = os.fspath(root)
         if isinstance(root, str):
-            uri = root if "://" in root else Path(root).resolve().as_uri()
+            uri = root if "://" in root else _file_uri(root)
             out.append({"uri": uri, "name": os.path.basename(root.rstrip("/")) or root})
         elif isinstance(root, Mapping) and isinstance(root.get("uri"), str):
             out.append(cast(Root, dict(root)))

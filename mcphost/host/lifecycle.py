@@ -26,11 +26,11 @@ from . import observe
 from .configload import fail_fast, load_config, select
 from .handle import ServerHandle
 from .local import LocalServer, ToolHandler, check_tools
-from .reload import Watcher, apply, dependents_of
 
 if TYPE_CHECKING:
     from .handlers import Handlers
     from .readcache import ReadCache
+    from .reload import Watcher
     from .router import Router
     from .secrets import Redactor
     from .supervisor import Supervisor
@@ -158,6 +158,9 @@ class HostLifecycle:
             return results  # shutdown() ran meanwhile: what was tried is told, nothing runs
         self._move(HostState.READY)
         if self.watch and isinstance(self.source, (str, os.PathLike)):
+            # The reload room loads with its first use (watch, reload, restart), not with every host.
+            from .reload import Watcher
+
             self._watcher = Watcher(os.fspath(self.source), self.reload)
             self._watcher.start()
         return results
@@ -175,6 +178,8 @@ class HostLifecycle:
                 raise
             self.redactor.add_config(new)
             observe.apply_settings(self.reads, self.saved_levels, new, self.log_level)
+            from .reload import apply
+
             summary = await apply(self.supervisor, self.servers, self.config, new, self.new_handle)
             self.config = new
             logger.info("configuration reloaded: %s", summary, extra={"event": "config_reloaded"})
@@ -228,6 +233,8 @@ class HostLifecycle:
         self._require_dependencies(handle)
         await self.supervisor.restart(handle)
         # What depends on it was using the old process: restarted after it, in start order.
+        from .reload import dependents_of
+
         for dependent in dependents_of(self.config, name):
             if (other := self.servers.get(dependent)) is not None and other.state is ServerState.READY:
                 await self.supervisor.restart(other)

@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from ..errors import MCPHostError, UsageError
 from ..metrics import error_kind
-from ..metrics.exposition import families
-from ..metrics.prometheus import Family, render
 
 if TYPE_CHECKING:
+    from ..metrics.prometheus import Family
     from .handle import ServerHandle
     from .readcache import ReadCache
 
@@ -120,6 +119,8 @@ def failed(handle: ServerHandle, method: str, tool: str | None, seconds: float, 
 
 
 def _state_families(servers: Mapping[str, ServerHandle]) -> list[Family]:
+    from ..metrics.prometheus import Family
+
     now = time.monotonic()
     up = Family("mcphost_server_up", "gauge", "1 when the server is ready, else 0.")
     state = Family("mcphost_server_state_seconds", "gauge", "Seconds the server has been in its current state.")
@@ -185,6 +186,10 @@ class Observability:
         ``mcphost_operation_errors_total`` (plus ``error_type``); then the servers' states,
         restarts, requests in flight, bytes, noise and cache counters (docs/observability.md).
         """
+        # The text format loads with the first scrape: a host nobody scrapes never loads it.
+        from ..metrics.exposition import families
+        from ..metrics.prometheus import render
+
         servers = self._servers
         return render([*families({n: h.metrics for n, h in servers.items()}), *_state_families(servers)])
 

@@ -25,7 +25,6 @@ from ..errors import UsageError
 from ..policy import RetryPolicy
 from .observe import check_level
 from .permissions import Permissions
-from .search_semantic import check_embedder
 
 __all__ = ["CHECKS", "DEFAULT_MAX_PAGES", "check_options"]
 
@@ -113,7 +112,10 @@ def _token_store(value: Any) -> None:
 
 
 def _tool_search(value: Any) -> None:
-    check_embedder(value)  # the search room's own check, in its own words
+    if value is not None:  # the search room loads only for a host that has a tool_search
+        from .search_semantic import check_embedder
+
+        check_embedder(value)  # the search room's own check, in its own words
 
 
 #: One check per option of ``MCPHost.__init__`` (``config`` is checked by ``initialize``).

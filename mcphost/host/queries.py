@@ -30,7 +30,6 @@ from . import recovery, requests
 from .configload import fail_fast as configured_fail_fast
 from .handlers import LOG_LEVELS, normalise_roots
 from .registry import list_all
-from .skills import Skills
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from .lifecycle import HostLifecycle
     from .readcache import ReadCache
     from .router import Router
+    from .skills import Skills
     from .supervisor import Supervisor
 
 __all__ = ["Queries"]
@@ -65,8 +65,16 @@ class Queries:
         self._lifecycle = lifecycle
         self.bounds = bounds
         self._reads = reads
-        #: Skills (the io.modelcontextprotocol/skills extension): listed, loaded verified.
-        self.skills = Skills(router, bounds)
+
+    @functools.cached_property
+    def skills(self) -> Skills:
+        """Skills (the io.modelcontextprotocol/skills extension): listed, loaded verified.
+
+        Built on first use: a host whose application never asks for a skill does not load
+        the skills room (nor ``hmac``, ``base64``): memory close to a bare client."""
+        from .skills import Skills
+
+        return Skills(self._router, self.bounds)
 
     def get_tools(self, server: str | None = None, *, include_unavailable: bool = False) -> dict[str, ServerInfo]:
         """Every configured server (or only ``server``) with its state, its error and what

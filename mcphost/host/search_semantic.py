@@ -20,17 +20,16 @@ import inspect
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Final, Union
+from collections.abc import Sequence
+from typing import Final
 
 from ..errors import MCPHostError, UsageError
+from ..types import Embedder
 
 __all__ = ["BATCH", "Embedder", "QUERY_CACHE", "SEMANTIC_DEPTH", "SemanticIndex", "check_embedder", "is_async"]
 
 logger = logging.getLogger("mcphost.host.search_semantic")
 
-#: ``list[str] -> list[list[float]]``, or a coroutine function of that shape.
-Embedder = Callable[[list[str]], Union[Sequence[Sequence[float]], Awaitable[Sequence[Sequence[float]]]]]
 
 #: Texts per call of the embedding function (services cap their batches).
 BATCH: Final = 128

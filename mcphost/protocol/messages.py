@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urljoin
 
@@ -83,11 +83,13 @@ _methods: dict[str, Any] = {}
 _validators: dict[tuple[str, str, str], schema.Validator] = {}
 
 
-def _schema_dir() -> Path:
-    """``schemas/mcp``: inside the installed package (wheel), else beside it (checkout)."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "schemas" / "mcp", here.parent / "schemas" / "mcp"):
-        if (candidate / "common.json").is_file():
+def _schema_dir() -> str:
+    """``schemas/mcp``: inside the installed package (wheel), else beside it (checkout).
+
+    (``os.path``, not ``pathlib``: a host need not load pathlib for two paths.)"""
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for candidate in (os.path.join(here, "schemas", "mcp"), os.path.join(os.path.dirname(here), "schemas", "mcp")):
+        if os.path.isfile(os.path.join(candidate, "common.json")):
             return candidate
     raise FileNotFoundError("the MCP message schemas (schemas/mcp) are not installed")
 
@@ -102,7 +104,8 @@ def _read() -> dict[str, str]:
                 folder = _schema_dir()
                 loaded = {}
                 for name in ("common", *VERSIONS):
-                    text = (folder / f"{name}.json").read_text(encoding="utf-8")
+                    with open(os.path.join(folder, f"{name}.json"), encoding="utf-8") as f:
+                        text = f.read()
                     uri = _BASE_URI + name + ".json"
                     _methods[uri] = json.loads(text).get("methods", {})
                     loaded[uri] = text

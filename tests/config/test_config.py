@@ -1692,7 +1692,7 @@ def test_transport_spellings_get_the_schema_rules_and_messages(
 def test_the_loader_uses_the_schema_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from mcphost.config import schema_errors as config_mod
 
-    original = config_mod._schema_file()
+    original = Path(config_mod._schema_file())
     assert original == SCHEMA_PATH  # a source checkout: <repo>/schemas
     schema = json.loads(original.read_text(encoding="utf-8"))
     # A rule and a message that exist only in this copy of the file.

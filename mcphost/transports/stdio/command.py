@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import ntpath
 import os
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
@@ -77,12 +76,21 @@ def resolve_command(command: str, env: Mapping[str, str], cwd: str | None) -> st
         return _resolve(command, env, cwd)
     except ConfigurationError:
         first, _, rest = command.strip().partition(" ")
-        if rest and shutil.which(first, path=env.get("PATH", os.defpath)) is not None:
+        if rest and _which()(first, path=env.get("PATH", os.defpath)) is not None:
             raise ConfigurationError(
                 f'command {os.path.basename(first)!r} is followed by its arguments in "command": '
                 'put them in "args" (commands run without a shell)'
             ) from None
         raise
+
+
+def _which() -> Callable[..., str | None]:
+    """``shutil.which``, imported when a command is looked up on PATH: shutil brings bz2 and
+    lzma with their libraries (about half a megabyte resident), which a host whose commands
+    are given by their path never needs."""
+    import shutil
+
+    return shutil.which
 
 
 def _resolve(command: str, env: Mapping[str, str], cwd: str | None) -> str:
@@ -91,7 +99,7 @@ def _resolve(command: str, env: Mapping[str, str], cwd: str | None) -> str:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return command
         raise ConfigurationError(f"command {os.path.basename(command)!r} not found or not executable")
-    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    found = _which()(command, path=env.get("PATH", os.defpath))
     if found is None:
         raise ConfigurationError(f"command {command!r} not found on PATH")
     return found

@@ -33,7 +33,6 @@ import functools
 import logging
 import os
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -65,7 +64,9 @@ MARKER: Final = "MCPHOST_PROCESS_TREE"
 
 def new_marker() -> str:
     """A value of :data:`MARKER` no other server (of this host or another) has."""
-    return f"{os.getpid()}-{secrets.token_hex(8)}"
+    # os.urandom is what secrets.token_hex reads; importing secrets would load hashlib and
+    # OpenSSL's libcrypto (over 1 MB resident) into every host for sixteen hex digits.
+    return f"{os.getpid()}-{os.urandom(8).hex()}"
 
 
 class ProcessTree(Protocol):
