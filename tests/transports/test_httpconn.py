@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mcphost.transports.httpconn import ConnectionPool, Exchange, Origin
+from mcphost.transports.http_pool import ConnectionPool
+from mcphost.transports.httpconn import Exchange, Origin
 from mcphost.wire.http11 import Response
 
 
@@ -104,7 +105,7 @@ async def test_urgent_exchanges_the_server_never_answers_hold_one_connection_and
     # A server that reads nothing it is sent after the head: each urgent exchange (an answer,
     # a notification) would have opened a connection of its own. Now: one connection for
     # them, MAX_URGENT_WAITING wait, the rest are dropped and counted; requests still go.
-    from mcphost.transports.httpconn import MAX_URGENT_WAITING
+    from mcphost.transports.http_pool import MAX_URGENT_WAITING
 
     open_now = peak = 0
     stuck = asyncio.Event()
