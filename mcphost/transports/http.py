@@ -40,9 +40,11 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
+from .._json import loads
 from ..wire.http11 import Response
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone, SessionListener
+from .counted import COUNTED, Raw
 from .http_post import StreamablePost
 from .http_session import EXPIRED, HttpSession, SessionDelete
 from .http_stream import (
@@ -54,7 +56,7 @@ from .http_stream import (
     StreamRetry,
 )
 from .httpconn import header
-from .remote import RemoteTransport
+from .remote import NOT_JSON, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
 
@@ -77,6 +79,7 @@ class StreamableHttpTransport(RemoteTransport):
         headers: sent on every request (``Authorization``...).
         max_message_size: the largest message accepted (a JSON body or one SSE event).
         max_connections: connections to the server at most (the GET stream is one).
+        idle_timeout: seconds an unused keep-alive connection stays open (one is kept).
         connect_timeout: seconds to open a connection (TLS included).
         resume_attempts: resumptions of one broken response stream at most.
         stream: open the standalone GET stream after the handshake.
@@ -128,7 +131,7 @@ class StreamableHttpTransport(RemoteTransport):
         if type(post.rid) in (int, str):
             self.requests[post.rid] = post
         session = self.session
-        if session.holding:
+        if session.lost and not session.opening:  # (session.holding, inline)
             session.hold(post, False)  # it goes on the new session
         elif self.gate is not None and kind == REQUEST and not session.opening:
             self.gate.append(post)  # after the GET stream is answered
@@ -199,18 +202,55 @@ class StreamableHttpTransport(RemoteTransport):
                             post.finish()
         super().deliver(messages)
 
+    def answer(self, body: bytes) -> None:
+        """A JSON answer in one piece (not empty): decoded and delivered now, in its turn
+        (what :meth:`deliver_raw` does, without its steps for a list of messages)."""
+        in_order = self.in_order
+        if in_order.busy or len(body) > COUNTED:
+            in_order.push([body])
+            return
+        trace = self.trace
+        if trace.maybe(10, True) and trace.enabled():
+            msg = self.decode(body)
+        else:
+            try:
+                msg = loads(body)
+            except ValueError:
+                msg = self.decode(body)  # (noted there)
+        receiver = self._receiver
+        if msg is NOT_JSON or self._gone is not None or self._closing:  # (not live)
+            return
+        if receiver is None or type(msg) is not dict or "method" in msg:
+            self.deliver([msg])
+            return
+        rid = msg.get("id")
+        if type(rid) in (int, str):
+            post = self.requests.get(rid)
+            if post is not None:
+                post.finish()
+        self.messages_in += 1
+        receiver.on_messages([msg])
+
     def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:
-        """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any)."""
+        """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any):
+        the messages of the events they complete are delivered together, in this read's
+        callback (one push, one ``on_messages``)."""
+        raws: list[Raw] = []
         for event in stream.decoder.feed(chunk):
             stream.events += 1
             if isinstance(event, Oversized):
+                if raws:  # (what came before it first)
+                    self.in_order.push(raws)
+                    raws = []
                 self.oversized(event, rid)  # discarded; the stream goes on
             # A priming event (an id and empty data) carries no message; another event type
             # is not MCP's.
-            elif event.data and event.event == "message" and self.live:
-                self.deliver_raw(event.data)
-                if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
-                    self.stream_back(self.standalone)
+            elif event.data and event.event == "message":
+                raws.append(event.data)
+        if raws and self.live:
+            self.in_order.push(raws)
+            if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
+                self.stream_back(self.standalone)
 
     def response_lost(self, rid: Any) -> None:
         post = self.requests.get(rid) if type(rid) in (int, str) else None

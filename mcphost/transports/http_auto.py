@@ -37,7 +37,7 @@ logger = logging.getLogger("mcphost.transports.http")
 
 # The options the legacy transport shares with this one.
 _SHARED = ("max_message_size", "max_message_tokens", "max_connections", "connect_timeout", "max_header_size",
-           "ssl_context", "proxy", "authorizer")
+           "idle_timeout", "ssl_context", "proxy", "authorizer")
 
 
 class HttpTransport(StreamableHttpTransport):

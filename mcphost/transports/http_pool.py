@@ -16,10 +16,11 @@ may close an idle one at any time, so an exchange that finds its kept-alive conn
 closed before a single byte of the response came is sent once more on a new connection.
 
 The pool grows with demand: a request that finds no idle connection opens one more while
-there is room. Connections left idle longer than ``idle_timeout`` are closed (one at a time,
-the longest idle first, by one timer per pool; a transport's first connection, made by
-``warm()``, is kept while it is the only one): a burst leaves no trail of keep-alive
-connections behind it.
+there is room, so a busy server gets up to ``max_connections``. It shrinks with it: while
+more than one connection is idle, one timer per pool ticks every ``idle_timeout`` seconds and
+closes the idle connections that served nothing since the tick before (so after between one
+and two ``idle_timeout`` unused), down to one kept for the next request. Nothing is counted
+per request for it: a connection's ``served`` count is compared at each tick.
 """
 
 from __future__ import annotations
@@ -63,9 +64,16 @@ class ConnectionPool:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
         proxy: Proxy | None = None,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if not idle_timeout > 0:
+            raise ValueError("idle_timeout must be positive")
+        self.idle_timeout = idle_timeout
+        self._reaper: asyncio.TimerHandle | None = None
+        #: The ``served`` count of each idle connection at the last tick.
+        self._marks: dict[HttpConnection, int] = {}
         self.origin = origin
         self.proxy = proxy
         self.ssl_context = ssl_context if ssl_context is not None or not origin.secure else ssl.create_default_context()
@@ -249,9 +257,30 @@ class ConnectionPool:
         elif self.waiting and self._room_for(False):
             conn.begin(self.waiting.popleft())
         elif len(self.idle) < self.max_connections:
-            self.idle.append(conn)
+            idle = self.idle
+            idle.append(conn)
+            if self._reaper is None and len(idle) > 1:
+                self._reaper = asyncio.get_running_loop().call_later(self.idle_timeout, self._reap)
         else:
             conn.close()
+
+    def _reap(self) -> None:
+        """The idle tick: close the idle connections that served nothing since the last one
+        (the most recently used is kept)."""
+        self._reaper = None
+        marks = self._marks
+        kept: dict[HttpConnection, int] = {}
+        idle = self.idle
+        for conn in idle[:-1]:  # (the last is the next one used)
+            if marks.get(conn) == conn.served:
+                logger.debug("%s: closing a connection idle for %g s", self.origin.shown, self.idle_timeout)
+                idle.remove(conn)
+                conn.close()
+            else:
+                kept[conn] = conn.served
+        self._marks = kept
+        if len(idle) > 1 and not self.closed:
+            self._reaper = asyncio.get_running_loop().call_later(self.idle_timeout, self._reap)
 
     def forget(self, conn: HttpConnection) -> None:
         """``conn`` is closed."""
@@ -292,6 +321,10 @@ class ConnectionPool:
     def close_now(self) -> None:
         """Drop every connection and waiting exchange at once (nothing is told)."""
         self.closed = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        self._marks.clear()
         self.waiting.clear()
         self.urgent_waiting.clear()
         self.idle.clear()

@@ -36,27 +36,27 @@ class StreamablePost(PostExchange):
     """A message POSTed to the MCP endpoint and its JSON or SSE answer."""
 
     transport: StreamableHttpTransport
+    # What most exchanges keep as they are: class defaults, not set per message.
+    mode = _NONE
+    body_size = 0
+    stream: SseStream | None = None
+    resumes = 0
+    timer: asyncio.TimerHandle | None = None
+    get: GetStream | None = None  # the resumption under way
+    #: A JSON answer's chunks (mostly one: decoded as it came, no copy); made with the head.
+    body: list[bytes]
 
     def __init__(self, transport: StreamableHttpTransport, data: bytes, kind: int, method: str | None,
                  headers: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__(transport, data, kind, method, headers)
-        self.mode = _NONE
-        self.body: list[bytes] = []  # a JSON answer's chunks (mostly one: decoded as it came, no copy)
-        self.body_size = 0
-        self.stream: SseStream | None = None
-        self.resumes = 0
-        self.timer: asyncio.TimerHandle | None = None
-        self.get: GetStream | None = None  # the resumption under way
         #: The session the message belongs to: the one current when it was sent (a
         #: message sent before a renewal carries the old id, gets 404 and is sent again).
         self.sent_session = transport.session.id
-        #: Given up by the caller (``notifications/cancelled``): never sent again.
-        self.cancelled = False
 
     def request(self) -> bytes:
         transport = self.transport
-        return transport.post_request(self.target(), self.data, (self.sent_session, transport.session.protocol_version),
-                                      self.headers)
+        return transport.post_request(transport.target, self.data,
+                                      (self.sent_session, transport.session.protocol_version), self.headers)
 
     def on_success(self, response: Response) -> None:
         transport = self.transport
@@ -76,6 +76,7 @@ class StreamablePost(PostExchange):
             self.stream = SseStream(transport.max_message_size)
         elif ctype == "application/json" or ctype.endswith("+json"):
             self.mode = _JSON
+            self.body = []
             length = header(response, "content-length")
             if length is not None and length.isdigit() and int(length) > transport.max_message_size:
                 self.too_large(f"a message of {int(length)} bytes")
@@ -84,6 +85,32 @@ class StreamablePost(PostExchange):
             self.abort()
             transport.broke_binding(self.rid, f"HTTP {response.status} with Content-Type {ctype or 'none'!r} "
                                               "(expected application/json or text/event-stream)")
+
+    def plain(self, response: Response) -> bool:
+        # A 200 JSON answer with nothing in its head for the authorizer (a DPoP nonce).
+        if response.status != 200:
+            return False
+        ctype = content_type(response)
+        return ((ctype == "application/json" or ctype.endswith("+json"))
+                and (self.transport.authorizer is None or header(response, "dpop-nonce") is None))
+
+    def whole(self, body: bytes, head: Response) -> bool:
+        # What on_success, on_body and on_complete do with a JSON answer, for the request of
+        # a current session (the first message's answer names the session: the long way).
+        transport = self.transport
+        sent = self.sent_session
+        if (self.kind != REQUEST or self.done or sent is None or sent != transport.session.id
+                or transport.stream_retry.given_up or len(body) > transport.max_message_size):
+            return False
+        self.status = head.status
+        self.reason = head.reason
+        self.mode = _JSON
+        transport.session.used = True
+        if body and not body.isspace():
+            transport.answer(body)
+        if not self.done:
+            transport.in_order.then(self.unanswered)
+        return True
 
     def on_failure(self, response: Response) -> None:
         transport = self.transport

@@ -158,6 +158,19 @@ class Exchange:
     def on_connect_failed(self, why: str) -> None:
         self.on_error(why)
 
+    def plain(self, response: Response) -> bool:
+        """Would an exchange of this kind take a response with this head (its
+        Content-Length aside) whole? Asked of each head that is the parser's template; if
+        so, the connection offers the next response with that head to :meth:`whole`."""
+        return False
+
+    def whole(self, body: bytes, head: Response) -> bool:
+        """The response came in one read, with the head ``head`` (a head :meth:`plain`
+        accepted, but for its Content-Length) and ``body``. ``True``: taken, as
+        :meth:`on_response`, :meth:`on_data` and :meth:`on_end` would have (the connection
+        is already free, as for ``on_end``); ``False``: nothing done, the events follow."""
+        return False
+
     def abort(self) -> None:
         conn = self.conn
         if conn is not None:
@@ -176,6 +189,9 @@ class HttpConnection(asyncio.Protocol):
         self.received = False  # bytes of the current exchange's response came
         self.lost = False
         self.paused = False
+        #: The head an exchange found plain last (a token of the parser's template): the
+        #: next response with it is offered whole (``Exchange.whole``).
+        self.plain: Response | None = None
 
     # -- asyncio.Protocol -------------------------------------------------------------------
 
@@ -193,6 +209,24 @@ class HttpConnection(asyncio.Protocol):
             self.close()
             return
         self.received = True
+        plain = self.plain
+        if plain is not None:
+            parser = self.parser
+            body = parser.feed_same(data, plain)
+            if body is not None:
+                # One whole response with the plain head: no event, no head object.
+                self.exchange = None
+                exchange.conn = None
+                self.served += 1
+                if exchange.whole(body, plain):
+                    # (bytes past the end would not match: a plain read ends the response)
+                    self.pool.release(self, parser.keep_alive)
+                    return
+                self.exchange = exchange
+                exchange.conn = self
+                self.served -= 1
+                self._events(exchange, parser.same_events(body))
+                return
         try:
             events = self.parser.feed(data)
         except HttpProtocolError as exc:
@@ -279,6 +313,10 @@ class HttpConnection(asyncio.Protocol):
                 exchange.on_data(event.chunk)
             elif kind is Response:
                 exchange.on_response(event)
+                # A read with two heads ends with the connection closed: the template is
+                # this head's whenever the connection is kept.
+                template = self.parser.head_template
+                self.plain = template if template is not None and exchange.plain(event) else None
             elif kind is EndOfMessage:
                 self.exchange = None
                 exchange.conn = None

@@ -37,7 +37,12 @@ from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
 from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, build_request
 from .base import REQUEST, Gone, GoneOnce, Receiver, StreamListener, oversized_target
 from .counted import Decode, InOrder, Raw, head_of
-from .http_pool import DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONNECTIONS, ConnectionPool
+from .http_pool import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    ConnectionPool,
+)
 from .httpconn import clip, parse_url
 from .oauth import MAX_AUTHORIZATIONS, Authorizer
 from .proxy import Proxy
@@ -71,6 +76,7 @@ class RemoteTransport(GoneOnce):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         ssl_context: ssl.SSLContext | None = None,
         proxy: Proxy | None = None,
         authorizer: Authorizer | None = None,
@@ -87,7 +93,7 @@ class RemoteTransport(GoneOnce):
         self.max_message_size = max_message_size
         self.pool = ConnectionPool(
             self.origin, ssl_context=ssl_context, max_connections=max_connections,
-            connect_timeout=connect_timeout, max_header_size=max_header_size, proxy=proxy,
+            connect_timeout=connect_timeout, max_header_size=max_header_size, proxy=proxy, idle_timeout=idle_timeout,
         )
         #: The request target of the URL (the whole URL when a proxy forwards it).
         self.target = self.request_target(target)

@@ -74,6 +74,20 @@ class PostExchange(Exchange):
     #: Refused (400, 404, 405) as the first message: whether the legacy fallback is tried
     #: is decided once the body says if it is the server's JSON-RPC answer.
     probing = False
+    # What an exchange has until its answer says otherwise: class defaults, not set per
+    # message.
+    status = 0
+    reason = ""
+    location: str | None = None
+    error_body: bytearray | None = None
+    #: The ``WWW-Authenticate`` values of a 401/403.
+    challenges: list[str] = []  # noqa: RUF012 (never appended to: replaced by a 401/403's)
+    #: How many authorizations its sending has caused so far.
+    authorizations = 0
+    #: The request's response (or its failure) was delivered.
+    done = False
+    #: Given up by the caller: never sent again.
+    cancelled = False
 
     def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None,
                  headers: Sequence[tuple[str, str]] = ()) -> None:
@@ -87,21 +101,9 @@ class PostExchange(Exchange):
         # holding a stream open until it has the answer.
         self.urgent = kind != REQUEST
         self.rid = request_id(data) if kind == REQUEST else None
-        self.status = 0
-        self.reason = ""
-        self.location: str | None = None
-        self.error_body: bytearray | None = None
-        #: The ``WWW-Authenticate`` values of a 401/403.
-        self.challenges: list[str] = []
-        #: The authorizer's token generation when the message was made, and how many
-        #: authorizations its sending has caused so far.
+        #: The authorizer's token generation when the message was made.
         authorizer = transport.authorizer
         self.auth_generation = authorizer.generation if authorizer is not None else 0
-        self.authorizations = 0
-        #: The request's response (or its failure) was delivered.
-        self.done = False
-        #: Given up by the caller: never sent again.
-        self.cancelled = False
 
     def target(self) -> str:
         return self.transport.target
