@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from .._json import loads
@@ -95,6 +95,9 @@ class StreamableHttpTransport(RemoteTransport):
         self.open_stream = stream
         #: The session id, the version header, and what is held while the session is lost.
         self.session = HttpSession(name)
+        #: Where :meth:`send` hands every message instead (``send``'s arguments), when a
+        #: subclass carries the session another way (:mod:`.http_auto`'s legacy fallback).
+        self.divert: Callable[[bytes, int, str | None, bool, Sequence[tuple[str, str]]], None] | None = None
         #: Requests sent whose outcome is not known yet, by id.
         self.requests: dict[Any, StreamablePost] = {}
         #: The first message sent without headers of its own (the spec's probe of a legacy
@@ -120,6 +123,9 @@ class StreamableHttpTransport(RemoteTransport):
 
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
              headers: Sequence[tuple[str, str]] = ()) -> None:
+        if self.divert is not None:
+            self.divert(data, kind, method, now, headers)
+            return
         if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_out += 1
@@ -225,9 +231,11 @@ class StreamableHttpTransport(RemoteTransport):
             return
         rid = msg.get("id")
         if type(rid) in (int, str):
-            post = self.requests.get(rid)
-            if post is not None:
-                post.finish()
+            post = self.requests.pop(rid, None)
+            if post is not None:  # (post.finish(), inline: it is in requests while not done)
+                post.done = True
+                if post.timer is not None:
+                    post.finish()
         self.messages_in += 1
         receiver.on_messages([msg])
 

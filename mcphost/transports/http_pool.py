@@ -93,6 +93,8 @@ class ConnectionPool:
         self.urgent_cap = max_connections - self.normal_cap or max_connections
         self.opening = 0
         self._opening_urgent = 0
+        #: Connections serving an exchange: [the others, the urgent ones].
+        self.busy = [0, 0]
         self._dropped = Throttle()
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -126,11 +128,7 @@ class ConnectionPool:
     def _room_for(self, urgent: bool) -> bool:
         """An exchange of this kind may take one more connection: the other exchanges hold
         at most ``normal_cap``, the urgent ones the rest."""
-        busy = self._opening_urgent if urgent else self.opening - self._opening_urgent
-        for conn in self.conns:
-            exchange = conn.exchange
-            if exchange is not None and exchange.urgent == urgent:
-                busy += 1
+        busy = self.busy[urgent] + (self._opening_urgent if urgent else self.opening - self._opening_urgent)
         return busy < (self.urgent_cap if urgent else self.normal_cap)
 
     # -- connecting -------------------------------------------------------------------------
@@ -198,7 +196,9 @@ class ConnectionPool:
             exchange.on_error("the transport is closed")
             return
         urgent = exchange.urgent
-        if self._room_for(urgent):
+        # (self._room_for(urgent), inline: this runs once per message)
+        if (self.busy[urgent] + (self._opening_urgent if urgent else self.opening - self._opening_urgent)
+                < (self.urgent_cap if urgent else self.normal_cap)):
             idle = self.idle
             while idle:
                 conn = idle.pop()  # the most recently used: the least likely to be closed
@@ -333,6 +333,7 @@ class ConnectionPool:
         for conn in list(self.conns):
             conn.exchange = None
             conn.close(abort=True)
+        self.busy = [0, 0]
         self._paused = 0
         self._drained.set()
 

@@ -192,6 +192,8 @@ class HttpConnection(asyncio.Protocol):
         #: The head an exchange found plain last (a token of the parser's template): the
         #: next response with it is offered whole (``Exchange.whole``).
         self.plain: Response | None = None
+        #: The method of the request the parser was last told of.
+        self.method = "GET"
 
     # -- asyncio.Protocol -------------------------------------------------------------------
 
@@ -201,7 +203,8 @@ class HttpConnection(asyncio.Protocol):
         transport.set_write_buffer_limits(high=_HIGH_WATER)
 
     def data_received(self, data: bytes) -> None:
-        self.pool.bytes_in += len(data)
+        pool = self.pool
+        pool.bytes_in += len(data)
         exchange = self.exchange
         if exchange is None:
             # Bytes nobody asked for (a 408 before an idle close...): the connection is not
@@ -215,15 +218,15 @@ class HttpConnection(asyncio.Protocol):
             body = parser.feed_same(data, plain)
             if body is not None:
                 # One whole response with the plain head: no event, no head object.
-                self.exchange = None
+                self.exchange = None  # (self._detach(exchange), inline)
                 exchange.conn = None
+                pool.busy[exchange.urgent] -= 1
                 self.served += 1
                 if exchange.whole(body, plain):
                     # (bytes past the end would not match: a plain read ends the response)
-                    self.pool.release(self, parser.keep_alive)
+                    pool.release(self, parser.keep_alive)
                     return
-                self.exchange = exchange
-                exchange.conn = self
+                self._attach(exchange)
                 self.served -= 1
                 self._events(exchange, parser.same_events(body))
                 return
@@ -262,8 +265,7 @@ class HttpConnection(asyncio.Protocol):
             why = "the server closed the connection before answering"
         if exc is not None:
             why = describe(exc)
-        self.exchange = None
-        exchange.conn = None
+        self._detach(exchange)
         if self.served and not self.received and not exchange.retried:
             # A kept-alive connection the server had closed meanwhile: nothing of the
             # request was answered, so it goes once more, on a new connection.
@@ -288,20 +290,24 @@ class HttpConnection(asyncio.Protocol):
     def begin(self, exchange: Exchange) -> None:
         transport = self.transport
         assert transport is not None
-        self.exchange = exchange
+        pool = self.pool
+        self.exchange = exchange  # (self._attach(exchange), inline)
         exchange.conn = self
+        pool.busy[exchange.urgent] += 1
         self.received = False
-        self.parser.set_request(exchange.method)
+        method = exchange.method
+        if method is not self.method:  # (the parser is told only when it changes)
+            self.method = method
+            self.parser.set_request(method)
         try:
             data = exchange.request()
         except HttpProtocolError as exc:  # a header the configuration holds is not valid
-            self.exchange = None
-            exchange.conn = None
-            self.pool.release(self, True)
+            self._detach(exchange)
+            pool.release(self, True)
             exchange.on_error(f"cannot build the request: {exc}")
             return
-        self.pool.bytes_out += len(data)
-        self.pool.requests += 1
+        pool.bytes_out += len(data)
+        pool.requests += 1
         transport.write(data)
 
     def _events(self, exchange: Exchange, events: list[Any]) -> None:
@@ -318,8 +324,7 @@ class HttpConnection(asyncio.Protocol):
                 template = self.parser.head_template
                 self.plain = template if template is not None and exchange.plain(event) else None
             elif kind is EndOfMessage:
-                self.exchange = None
-                exchange.conn = None
+                self._detach(exchange)
                 self.served += 1
                 # A second response nobody asked for in the same read, or bytes after the
                 # body's end (more than Content-Length said): the connection is not in a
@@ -333,17 +338,25 @@ class HttpConnection(asyncio.Protocol):
                 self.pool.release(self, keep)
                 return
 
-    def _fail(self, exchange: Exchange, why: str) -> None:
+    def _attach(self, exchange: Exchange) -> None:
+        self.exchange = exchange
+        exchange.conn = self
+        self.pool.busy[exchange.urgent] += 1
+
+    def _detach(self, exchange: Exchange) -> None:
         self.exchange = None
         exchange.conn = None
+        self.pool.busy[exchange.urgent] -= 1
+
+    def _fail(self, exchange: Exchange, why: str) -> None:
+        self._detach(exchange)
         self.close()
         exchange.on_error(why)
 
     def drop(self, exchange: Exchange) -> None:
         """The exchange wants no more: close without telling it."""
         if self.exchange is exchange:
-            self.exchange = None
-            exchange.conn = None
+            self._detach(exchange)
             self.close(abort=True)
 
     def close(self, abort: bool = False) -> None:

@@ -216,11 +216,14 @@ class RemoteTransport(GoneOnce):
                                                   *((k, v) for k, v in extra if k.lower() not in names),
                                                   *self.headers])
             return b"%s%sContent-Length: %d\r\n\r\n%s" % (head[:-2], self._proof_line(target), len(data), data)
-        key = (target, state, self.authorizer.header() if self.authorizer is not None else None)
+        authorizer = self.authorizer
+        key = (target, state, authorizer.header() if authorizer is not None else None)
         cached = self._post_head
         if cached is None or cached[0] != key:
             head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
             cached = self._post_head = (key, head[:-2])
+        if authorizer is None:  # (no DPoP proof line)
+            return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (cached[1], self._proof_line(target), len(data), data)
 
     def decode(self, raw: bytes | str, decode: Decode = loads) -> Any:

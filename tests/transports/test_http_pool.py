@@ -35,6 +35,7 @@ async def test_a_burst_grows_the_pool_to_the_cap_and_idle_connections_are_closed
             assert await wait_for(lambda: server.open == 1)  # idle ones closed, one kept
             transport = host.servers["h"].session.peer.transport
             assert len(transport.pool.idle) == 1
+            assert transport.pool.busy == [0, 0]  # every exchange counted in was counted out
             again = await host.call_tool("h.echo", {"n": 99})  # on the connection kept
             assert again["content"][0]["text"] == '{"n": 99}'
             assert server.open == 1
