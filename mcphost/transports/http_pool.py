@@ -254,8 +254,8 @@ class ConnectionPool:
             return
         if self.urgent_waiting and self._room_for(True):
             conn.begin(self.urgent_waiting.popleft())
-        elif self.waiting and self._room_for(False):
-            conn.begin(self.waiting.popleft())
+        elif self.waiting and self.busy[0] + self.opening - self._opening_urgent < self.normal_cap:
+            conn.begin(self.waiting.popleft())  # (room for it: self._room_for(False), inline)
         elif len(self.idle) < self.max_connections:
             idle = self.idle
             idle.append(conn)

@@ -221,12 +221,25 @@ class ResponseParser:
         then where :meth:`feed` would leave it (:meth:`same_events` gives what ``feed``
         would have returned). Else ``None``, nothing changed."""
         template = self._template
-        if template is None or template.response is not head or self._state != _HEAD or self._buf:
+        if (template is None or template.response is not head or self._state != _HEAD or self._buf
+                or template.method != self._method or template.expect_body != self._expect_body):
             return None
-        found = self._match(template, data)
-        if found is None:
+        before = template.before
+        if not data.startswith(before):
             return None
-        end, digits, length = found
+        # Neither the template's head nor digits hold a blank line: the first one ends it.
+        at = len(before)
+        end = data.find(b"\n\r\n", at)
+        n = end - at - len(template.behind)
+        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
+            return None
+        digits = data[at:at + n]
+        if not digits.isdigit() or not data.startswith(template.behind, at + n):
+            return None
+        length = int(digits)
+        end += 3
+        if len(data) != end + length or (self.max_body_size is not None and length > self.max_body_size):
+            return None
         self.keep_alive = template.keep_alive
         self._body_size = length
         self._same = digits
@@ -242,13 +255,10 @@ class ResponseParser:
         """Add ``data`` and return the events it completed."""
         template = self._template
         if template is not None and self._state == _HEAD and not self._buf:
-            found = self._match(template, data)
-            if found is not None:
-                end, digits, length = found
-                self.keep_alive = template.keep_alive
-                self._body_size = length
+            body = self.feed_same(data, template.response)
+            if body is not None:
                 self._templated = True
-                return self._events_of(template, digits, data[end:])
+                return self._events_of(template, self._same, body)
         self._check_usable()
         if self._state == _CLOSED:
             raise self._fail("data after the end of the stream")
@@ -265,27 +275,6 @@ class ResponseParser:
         if pos:
             del self._buf[:pos]
         return events
-
-    def _match(self, template: _Template, data: bytes) -> tuple[int, bytes, int] | None:
-        """If ``data`` is one whole response with the template's head but for the
-        Content-Length digits (the common read): where its body starts, the digits and the
-        length; else ``None``."""
-        before = template.before
-        if template.method != self._method or template.expect_body != self._expect_body or not data.startswith(before):
-            return None
-        # Neither the template's head nor digits hold a blank line: the first one ends it.
-        at = len(before)
-        end = data.find(b"\n\r\n", at)
-        n = end - at - len(template.behind)
-        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
-            return None
-        digits = data[at:at + n]
-        if not digits.isdigit() or not data.startswith(template.behind, at + n):
-            return None
-        length = int(digits)
-        if len(data) != end + 3 + length or (self.max_body_size is not None and length > self.max_body_size):
-            return None
-        return end + 3, digits, length
 
     @staticmethod
     def _events_of(template: _Template, digits: bytes, body: bytes) -> list[Event]:
