@@ -109,7 +109,9 @@ class RemoteTransport(GoneOnce):
         self._closing = False
         self._tail: deque[str] = deque(maxlen=_TAIL)
         self._not_json = Throttle()
-        self._post_head: tuple[Any, bytes] | None = None
+        #: The head of a POST without headers of its own: ((target, state, authorization),
+        #: the head's bytes up to its Content-Length line), built once per key.
+        self.post_head: tuple[Any, bytes] | None = None
         self._stream_listener: StreamListener | None = None
         self.messages_in = 0
         self.messages_out = 0
@@ -218,10 +220,10 @@ class RemoteTransport(GoneOnce):
             return b"%s%sContent-Length: %d\r\n\r\n%s" % (head[:-2], self._proof_line(target), len(data), data)
         authorizer = self.authorizer
         key = (target, state, authorizer.header() if authorizer is not None else None)
-        cached = self._post_head
+        cached = self.post_head
         if cached is None or cached[0] != key:
             head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
-            cached = self._post_head = (key, head[:-2])
+            cached = self.post_head = (key, head[:-2])
         if authorizer is None:  # (no DPoP proof line)
             return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (cached[1], self._proof_line(target), len(data), data)
