@@ -25,20 +25,19 @@ def host_for(url: str, **options: Any) -> MCPHost:
 
 
 async def test_a_burst_grows_the_pool_to_the_cap_and_idle_connections_are_closed_but_one() -> None:
-    async with HostileServer() as server:
-        async with host_for(server.url, max_connections=6, idle_timeout=0.2) as host:
-            results = await asyncio.gather(*(host.call_tool("h.echo", {"n": n}) for n in range(30)))
-            assert [r["content"][0]["text"] for r in results] == [f'{{"n": {n}}}' for n in range(30)]
-            # 30 calls at once: as many connections as requests may hold (one is left for
-            # answers and notifications), never more than the cap.
-            assert 3 <= server.peak <= 6
-            assert await wait_for(lambda: server.open == 1)  # idle ones closed, one kept
-            transport = host.servers["h"].session.peer.transport
-            assert len(transport.pool.idle) == 1
-            assert transport.pool.busy == [0, 0]  # every exchange counted in was counted out
-            again = await host.call_tool("h.echo", {"n": 99})  # on the connection kept
-            assert again["content"][0]["text"] == '{"n": 99}'
-            assert server.open == 1
+    async with HostileServer() as server, host_for(server.url, max_connections=6, idle_timeout=0.2) as host:
+        results = await asyncio.gather(*(host.call_tool("h.echo", {"n": n}) for n in range(30)))
+        assert [r["content"][0]["text"] for r in results] == [f'{{"n": {n}}}' for n in range(30)]
+        # 30 calls at once: as many connections as requests may hold (one is left for
+        # answers and notifications), never more than the cap.
+        assert 3 <= server.peak <= 6
+        assert await wait_for(lambda: server.open == 1)  # idle ones closed, one kept
+        transport = host.servers["h"].session.peer.transport
+        assert len(transport.pool.idle) == 1
+        assert transport.pool.busy == [0, 0]  # every exchange counted in was counted out
+        again = await host.call_tool("h.echo", {"n": 99})  # on the connection kept
+        assert again["content"][0]["text"] == '{"n": 99}'
+        assert server.open == 1
 
 
 def test_the_idle_timeout_must_be_positive() -> None:
