@@ -3,7 +3,7 @@
 Stdlib only (asyncio streams), on 127.0.0.1 with a free port. It answers ``initialize``,
 ``tools/list`` (``echo``, and ``hang``, never answered), ``tools/call`` and ``ping`` with JSON, notifications
 and responses with 202, and counts what a hostile server would want to know: the
-connections open at once (``peak``), the GET streams opened (``gets``, with their
+connections open now and at once (``open``, ``peak``), the GET streams opened (``gets``, with their
 times). What it does wrong is given by its switches:
 
 - ``read_answers=False``: a POST carrying a response (an answer to the server's own
@@ -78,6 +78,11 @@ class HostileServer:
     def peak(self) -> int:
         """The most connections open at once."""
         return self._listener.peak
+
+    @property
+    def open(self) -> int:
+        """The connections open now."""
+        return self._listener.open
 
     @property
     def url(self) -> str:

@@ -1,6 +1,7 @@
 """Streamable HTTP (MCP 2025-03-26, 2025-06-18, 2025-11-25): one POST per message.
 
-Layer 2, over :mod:`.remote` and :mod:`.httpconn` (connections, pool), :mod:`.http_session`
+Layer 2, over :mod:`.remote` and :mod:`.httpconn` (connections, pool), :mod:`.http_post` (a
+message POSTed and what its answer means), :mod:`.http_session`
 (the session id, the version header, what is held while the session is lost) and the
 codecs of :mod:`mcphost.wire` (HTTP/1.1, Server-Sent Events). The transport knows no MCP
 beyond what the HTTP binding says (spec "Transports: Streamable HTTP"); it never looks at a
@@ -36,12 +37,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
+from .._json import loads
 from ..wire.http11 import Response
 from ..wire.sse import Oversized, SSEDecoder
 from .base import REQUEST, Gone, SessionListener
+from .counted import COUNTED, Raw
+from .http_post import StreamablePost
 from .http_session import EXPIRED, HttpSession, SessionDelete
 from .http_stream import (
     DEFAULT_RETRY_MS,
@@ -50,11 +54,9 @@ from .http_stream import (
     GetStream,
     SseStream,
     StreamRetry,
-    content_type,
-    stale_session,
 )
 from .httpconn import header
-from .remote import PostExchange, RemoteTransport
+from .remote import NOT_JSON, RemoteTransport
 
 __all__ = ["StreamableHttpTransport"]
 
@@ -66,143 +68,6 @@ DEFAULT_RESUME_ATTEMPTS: Final = 2
 GATE_WAIT: Final = 1.0
 #: How long ``aclose`` waits for the answer to its DELETE at most.
 DELETE_WAIT: Final = 2.0
-_NONE, _JSON, _SSE = range(3)
-
-
-class _Post(PostExchange):
-    """A message POSTed to the MCP endpoint and its JSON or SSE answer."""
-
-    transport: StreamableHttpTransport
-
-    def __init__(self, transport: StreamableHttpTransport, data: bytes, kind: int, method: str | None,
-                 headers: Sequence[tuple[str, str]] = ()) -> None:
-        super().__init__(transport, data, kind, method, headers)
-        self.mode = _NONE
-        self.body: list[bytes] = []  # a JSON answer's chunks (mostly one: decoded as it came, no copy)
-        self.body_size = 0
-        self.stream: SseStream | None = None
-        self.resumes = 0
-        self.timer: asyncio.TimerHandle | None = None
-        self.get: GetStream | None = None  # the resumption under way
-        #: The session the message belongs to: the one current when it was sent (a
-        #: message sent before a renewal carries the old id, gets 404 and is sent again).
-        self.sent_session = transport.session.id
-        #: Given up by the caller (``notifications/cancelled``): never sent again.
-        self.cancelled = False
-
-    def request(self) -> bytes:
-        transport = self.transport
-        return transport.post_request(self.target(), self.data, (self.sent_session, transport.session.protocol_version),
-                                      self.headers)
-
-    def on_success(self, response: Response) -> None:
-        transport = self.transport
-        session = transport.session
-        if self.sent_session is None:
-            # The first message of a session is sent without an id; its answer names it.
-            transport.took_session(response)
-        elif self.kind == REQUEST and self.sent_session == session.id:
-            session.used = True
-            if transport.stream_retry.given_up:
-                transport.exchange_succeeded()
-        if response.status in (202, 204):
-            return
-        ctype = content_type(response)
-        if ctype == "text/event-stream":
-            self.mode = _SSE
-            self.stream = SseStream(transport.max_message_size)
-        elif ctype == "application/json" or ctype.endswith("+json"):
-            self.mode = _JSON
-            length = header(response, "content-length")
-            if length is not None and length.isdigit() and int(length) > transport.max_message_size:
-                self.too_large(f"a message of {int(length)} bytes")
-        elif self.kind == REQUEST:
-            self.finish()
-            self.abort()
-            transport.broke_binding(self.rid, f"HTTP {response.status} with Content-Type {ctype or 'none'!r} "
-                                              "(expected application/json or text/event-stream)")
-
-    def on_failure(self, response: Response) -> None:
-        transport = self.transport
-        if response.status == 404 and self.sent_session is not None:
-            self.finish()
-            self.abort()
-            transport.session_expired(self)
-        elif response.status in (400, 404, 405) and self is transport.first:
-            self.probing = True  # the body decides (RemoteTransport.http_failed)
-
-    def on_end(self) -> None:
-        body = self.error_body
-        if (self.status == 400 and self.sent_session is not None and body is not None
-                and stale_session(body, self.rid)):
-            # A server that answers a session it no longer knows with 400 instead of the
-            # spec's 404 (server-everything does): the same renewal, with the same bounds.
-            self.finish()
-            self.transport.session_expired(self)
-            return
-        super().on_end()
-
-    def too_large(self, what: str) -> None:
-        self.finish()
-        self.abort()
-        self.transport.undeliverable(
-            self.rid, f"the server sent {what} (limit {self.transport.max_message_size} bytes)")
-
-    def on_body(self, chunk: bytes) -> None:
-        if self.mode == _JSON:
-            self.body.append(chunk)
-            self.body_size += len(chunk)
-            if self.body_size > self.transport.max_message_size:
-                self.too_large("a message over the limit")
-        elif self.mode == _SSE:
-            assert self.stream is not None
-            self.transport.feed(self.stream, chunk, self.rid if not self.done else None)
-
-    def on_complete(self) -> None:
-        transport = self.transport
-        if self.mode == _JSON:
-            body = b"".join(self.body)  # (one chunk: that very bytes object)
-            self.body = []
-            if body and not body.isspace():
-                transport.deliver_raw(body)
-        elif self.mode == _SSE:
-            assert self.stream is not None
-            self.stream.decoder.feed_eof()
-            if self.kind == REQUEST:  # once the messages before the end are delivered
-                transport.in_order.then(lambda: transport.resume(self, "the stream ended before the response"))
-            return
-        elif not self.done and self.kind == REQUEST and transport.standalone is not None:
-            # 202 to a request: its answer may still come on the standalone stream.
-            logger.debug("%s: HTTP %d to %s; waiting for its response on the GET stream",
-                         transport.name, self.status, self.rpc_method)
-            return
-        super().on_complete()
-
-    def on_error(self, why: str) -> None:
-        if self.mode == _SSE and not self.done and self.kind == REQUEST and self.transport.live:
-            assert self.stream is not None
-            self.stream.decoder.feed_eof()
-            self.transport.in_order.then(lambda: self.transport.resume(self, why))
-        else:
-            super().on_error(why)
-
-    def finish(self) -> None:
-        if not self.done:
-            self.done = True
-            if type(self.rid) in (int, str):
-                self.transport.requests.pop(self.rid, None)
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-    def cancel(self) -> None:
-        """The request was given up: close its stream (or its resumption)."""
-        self.cancelled = True
-        self.finish()
-        self.abort()
-        if self.get is not None:
-            self.get.abort()
-            self.get = None
 
 
 class StreamableHttpTransport(RemoteTransport):
@@ -214,6 +79,7 @@ class StreamableHttpTransport(RemoteTransport):
         headers: sent on every request (``Authorization``...).
         max_message_size: the largest message accepted (a JSON body or one SSE event).
         max_connections: connections to the server at most (the GET stream is one).
+        idle_timeout: seconds an unused keep-alive connection stays open (one is kept).
         connect_timeout: seconds to open a connection (TLS included).
         resume_attempts: resumptions of one broken response stream at most.
         stream: open the standalone GET stream after the handshake.
@@ -229,11 +95,14 @@ class StreamableHttpTransport(RemoteTransport):
         self.open_stream = stream
         #: The session id, the version header, and what is held while the session is lost.
         self.session = HttpSession(name)
+        #: Where :meth:`send` hands every message instead (``send``'s arguments), when a
+        #: subclass carries the session another way (:mod:`.http_auto`'s legacy fallback).
+        self.divert: Callable[[bytes, int, str | None, bool, Sequence[tuple[str, str]]], None] | None = None
         #: Requests sent whose outcome is not known yet, by id.
-        self.requests: dict[Any, _Post] = {}
+        self.requests: dict[Any, StreamablePost] = {}
         #: The first message sent without headers of its own (the spec's probe of a legacy
         #: server looks at its answer; HTTP+SSE predates the per-message headers).
-        self.first: _Post | None = None
+        self.first: StreamablePost | None = None
         #: The standalone GET stream (while it is open or being opened).
         self.standalone: GetStream | None = None
         self._standalone_stream: SseStream | None = None
@@ -242,7 +111,7 @@ class StreamableHttpTransport(RemoteTransport):
         self.stream_retry = StreamRetry()
         self._timers: set[asyncio.TimerHandle] = set()
         #: Requests waiting for the first answer to the GET stream (``None``: not waiting).
-        self.gate: list[_Post] | None = None
+        self.gate: list[StreamablePost] | None = None
         self._gate_timer: asyncio.TimerHandle | None = None
 
     @property
@@ -254,18 +123,21 @@ class StreamableHttpTransport(RemoteTransport):
 
     def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
              headers: Sequence[tuple[str, str]] = ()) -> None:
+        if self.divert is not None:
+            self.divert(data, kind, method, now, headers)
+            return
         if self._gone is not None or self._closing:  # (not live: inline, once per message)
             return
         self.messages_out += 1
         if self.trace.maybe(10, True) and self.trace.enabled():
             self.trace.messages(True, [data])
-        post = _Post(self, data, kind, method, headers)
+        post = StreamablePost(self, data, kind, method, headers)
         if self.first is None and not headers:  # (a message with headers of its own is no handshake)
             self.first = post
         if type(post.rid) in (int, str):
             self.requests[post.rid] = post
         session = self.session
-        if session.holding:
+        if session.lost and not session.opening:  # (session.holding, inline)
             session.hold(post, False)  # it goes on the new session
         elif self.gate is not None and kind == REQUEST and not session.opening:
             self.gate.append(post)  # after the GET stream is answered
@@ -336,18 +208,57 @@ class StreamableHttpTransport(RemoteTransport):
                             post.finish()
         super().deliver(messages)
 
+    def answer(self, body: bytes) -> None:
+        """A JSON answer in one piece (not empty): decoded and delivered now, in its turn
+        (what :meth:`deliver_raw` does, without its steps for a list of messages)."""
+        in_order = self.in_order
+        if in_order.busy or len(body) > COUNTED:
+            in_order.push([body])
+            return
+        trace = self.trace
+        if trace.maybe(10, True) and trace.enabled():
+            msg = self.decode(body)
+        else:
+            try:
+                msg = loads(body)
+            except ValueError:
+                msg = self.decode(body)  # (noted there)
+        receiver = self._receiver
+        if msg is NOT_JSON or self._gone is not None or self._closing:  # (not live)
+            return
+        if receiver is None or type(msg) is not dict or "method" in msg:
+            self.deliver([msg])
+            return
+        rid = msg.get("id")
+        if type(rid) in (int, str):
+            post = self.requests.pop(rid, None)
+            if post is not None:  # (post.finish(), inline: it is in requests while not done)
+                post.done = True
+                if post.timer is not None:
+                    post.finish()
+        self.messages_in += 1
+        receiver.on_messages([msg])
+
     def feed(self, stream: SseStream, chunk: bytes, rid: Any) -> None:
-        """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any)."""
+        """Body bytes of an SSE stream (``rid``: the request whose stream it is, if any):
+        the messages of the events they complete are delivered together, in this read's
+        callback (one push, one ``on_messages``)."""
+        raws: list[Raw] = []
         for event in stream.decoder.feed(chunk):
             stream.events += 1
             if isinstance(event, Oversized):
+                if raws:  # (what came before it first)
+                    self.in_order.push(raws)
+                    raws = []
                 self.oversized(event, rid)  # discarded; the stream goes on
             # A priming event (an id and empty data) carries no message; another event type
             # is not MCP's.
-            elif event.data and event.event == "message" and self.live:
-                self.deliver_raw(event.data)
-                if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
-                    self.stream_back(self.standalone)
+            elif event.data and event.event == "message":
+                raws.append(event.data)
+        if raws and self.live:
+            self.in_order.push(raws)
+            if self.stream_retry.given_up and self.standalone is not None and stream is self._standalone_stream:
+                self.stream_back(self.standalone)
 
     def response_lost(self, rid: Any) -> None:
         post = self.requests.get(rid) if type(rid) in (int, str) else None
@@ -372,7 +283,7 @@ class StreamableHttpTransport(RemoteTransport):
         finally:
             self.session.opening -= 1
 
-    def session_expired(self, post: _Post | None) -> None:
+    def session_expired(self, post: StreamablePost | None) -> None:
         """A message sent with the session id got 404 (``post``; ``None``: the GET stream)."""
         if not self.live:
             return
@@ -416,8 +327,8 @@ class StreamableHttpTransport(RemoteTransport):
             self.stream_retry.failures = 0
             self._open_standalone()
 
-    def resend(self, post: Any) -> _Post:
-        again = _Post(self, post.data, post.kind, post.rpc_method, post.headers)
+    def resend(self, post: Any) -> StreamablePost:
+        again = StreamablePost(self, post.data, post.kind, post.rpc_method, post.headers)
         if again.rid is not None and type(again.rid) in (int, str):
             self.requests[again.rid] = again
         self.pool.submit(again)
@@ -425,7 +336,7 @@ class StreamableHttpTransport(RemoteTransport):
 
     # -- resuming ---------------------------------------------------------------------------
 
-    def resume(self, post: _Post, why: str) -> None:
+    def resume(self, post: StreamablePost, why: str) -> None:
         """``post``'s stream ended before its response: GET it again after ``retry``."""
         if not self.live or post.done:
             return
@@ -447,7 +358,7 @@ class StreamableHttpTransport(RemoteTransport):
         logger.debug("%s: resuming the stream of request %r in %.3f s (%s)", self.name, post.rid, delay, why)
         post.timer = self._later(delay, self._resume_now, post)
 
-    def _resume_now(self, post: _Post) -> None:
+    def _resume_now(self, post: StreamablePost) -> None:
         post.timer = None
         if self.live and not post.done:
             assert post.stream is not None

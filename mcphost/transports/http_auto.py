@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MCPHostError
-from .base import REQUEST, Gone
+from .base import Gone
 from .http import StreamableHttpTransport
 from .remote import PostExchange
 from .sse import SseTransport
@@ -37,7 +37,7 @@ logger = logging.getLogger("mcphost.transports.http")
 
 # The options the legacy transport shares with this one.
 _SHARED = ("max_message_size", "max_message_tokens", "max_connections", "connect_timeout", "max_header_size",
-           "ssl_context", "proxy", "authorizer")
+           "idle_timeout", "ssl_context", "proxy", "authorizer")
 
 
 class HttpTransport(StreamableHttpTransport):
@@ -71,6 +71,7 @@ class HttpTransport(StreamableHttpTransport):
         logger.info("%s: %s to the first message; trying the legacy HTTP+SSE transport at the same URL",
                     self.name, status)
         self._switch = asyncio.get_running_loop().create_task(self._fall_back(post, status))
+        self.divert = self._divert
         return True
 
     async def _fall_back(self, post: PostExchange, status: str) -> None:
@@ -84,13 +85,16 @@ class HttpTransport(StreamableHttpTransport):
             what = post.rpc_method or "the first message"
             self.fail_request(post.rid, f"{status} to {what}, and no legacy HTTP+SSE endpoint at this URL "
                                         f"either: {exc.message}", status=post.status or None)
+            self.divert = None
             for data, kind, method, now, headers in waiting:  # sent as they would have been
-                super().send(data, kind, method, now, headers)
+                self.send(data, kind, method, now, headers)
             return
         except asyncio.CancelledError:
+            self.divert = None
             await legacy.aclose(0)
             raise
         if not self.live:
+            self.divert = None
             await legacy.aclose(0)
             return
         logger.info("%s: the server speaks the legacy HTTP+SSE transport (2024-11-05)", self.name)
@@ -105,15 +109,14 @@ class HttpTransport(StreamableHttpTransport):
 
     # -- the contract, handed to the legacy transport once it carries the session -----------
 
-    def send(self, data: bytes, kind: int = REQUEST, method: str | None = None, now: bool = False,
-             headers: Sequence[tuple[str, str]] = ()) -> None:
+    def _divert(self, data: bytes, kind: int, method: str | None, now: bool,
+                headers: Sequence[tuple[str, str]]) -> None:
+        """``send`` while the probe switches to the legacy transport, and once it did."""
         legacy = self.legacy
         if legacy is not None:
             legacy.send(data, kind, method, now, headers)
-        elif self._switch is not None and not self._switch.done():
-            self._waiting.append((data, kind, method, now, headers))
         else:
-            super().send(data, kind, method, now, headers)
+            self._waiting.append((data, kind, method, now, headers))
 
     def negotiated(self, version: str) -> None:
         if self.legacy is None:  # the legacy transport has no version header, no GET stream

@@ -1,24 +1,14 @@
-"""HTTP/1.1 connections for the remote transports: one origin, a bounded keep-alive pool,
-one exchange at a time per connection.
+"""HTTP/1.1 connections for the remote transports: one origin, one exchange at a time per
+connection.
 
 Layer 2, over :mod:`mcphost.wire.http11`. A connection is an ``asyncio`` protocol: what it
 reads goes through the :class:`~mcphost.wire.http11.ResponseParser` and on to the
 :class:`Exchange` it serves (the response head, body bytes, the end) in the loop turn that
-read it — no reader task, no stream copy. An exchange is one request and what comes back;
-the transports above say what each response means (:mod:`.http`, :mod:`.sse`).
-
-The pool keeps at most ``max_connections`` connections to the origin, whatever the server
-does; a request that finds no idle connection and no room waits for one (in order).
-Requests marked ``urgent`` (a response or a notification, which the server answers at once)
-must not queue behind the streams that wait for them, nor take the connections requests
-need: the other exchanges (requests, GET streams) hold at most ``max_connections - 1``
-connections and the urgent ones the last one (with fewer than 3 in all, both share them),
-where they go one after the other, ahead of everything else. A server that never reads its
-answers holds that one connection and no more: the urgent exchanges that wait are bounded
-too (``MAX_URGENT_WAITING``; past it the newest is dropped, counted in ``dropped``). A connection
-goes back to the pool when its response ended and the server keeps it alive; the server
-may close an idle one at any time, so an exchange that finds its kept-alive connection
-closed before a single byte of the response came is sent once more on a new connection.
+read it — no reader task, no stream copy. A read that is one whole response with the head
+the connection's exchange found plain last time (a ``200`` JSON answer) is handed to the
+exchange whole (:meth:`Exchange.whole`): no event per response. An exchange is one request
+and what comes back; the transports above say what each response means (:mod:`.http`,
+:mod:`.sse`). The pool of connections to the origin is :mod:`.http_pool`'s.
 
 Everything is bounded: the time to connect (``connect_timeout``), the response head
 (``max_header_size``), the number of connections. Bodies are bounded by the exchanges.
@@ -28,41 +18,30 @@ Everything is bounded: the time to connect (``connect_timeout``), the response h
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import ssl
 import urllib.parse
-from collections import deque
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..config.urls import host_problem
 from ..errors import ConfigurationError
 from ..wire.http11 import (
-    DEFAULT_MAX_HEADER_SIZE,
     Data,
     EndOfMessage,
     HttpProtocolError,
     Response,
     ResponseParser,
 )
-from .proxy import Proxy
-from .throttle import Throttle
-from .tunnel import open_tunnel
 
-__all__ = [
-    "ConnectionPool", "Exchange", "HttpConnection", "MAX_URGENT_WAITING", "Origin", "clip", "describe", "header",
-    "parse_url",
-]
+if TYPE_CHECKING:
+    from .http_pool import ConnectionPool
+
+__all__ = ["Exchange", "HttpConnection", "Origin", "clip", "describe", "header", "parse_url"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
-DEFAULT_MAX_CONNECTIONS: Final = 8
-DEFAULT_CONNECT_TIMEOUT: Final = 30.0
-#: Urgent exchanges (answers, notifications) waiting for a connection at most; past it the
-#: newest is dropped (a server that does not read its answers cannot make the host hold more).
-MAX_URGENT_WAITING: Final = 1024
 #: Past this many bytes buffered for the socket, senders are asked to ``drain()``.
 _HIGH_WATER: Final = 1 << 20
 
@@ -179,6 +158,19 @@ class Exchange:
     def on_connect_failed(self, why: str) -> None:
         self.on_error(why)
 
+    def plain(self, response: Response) -> bool:
+        """Would an exchange of this kind take a response with this head (its
+        Content-Length aside) whole? Asked of each head that is the parser's template; if
+        so, the connection offers the next response with that head to :meth:`whole`."""
+        return False
+
+    def whole(self, body: bytes, head: Response) -> bool:
+        """The response came in one read, with the head ``head`` (a head :meth:`plain`
+        accepted, but for its Content-Length) and ``body``. ``True``: taken, as
+        :meth:`on_response`, :meth:`on_data` and :meth:`on_end` would have (the connection
+        is already free, as for ``on_end``); ``False``: nothing done, the events follow."""
+        return False
+
     def abort(self) -> None:
         conn = self.conn
         if conn is not None:
@@ -197,6 +189,11 @@ class HttpConnection(asyncio.Protocol):
         self.received = False  # bytes of the current exchange's response came
         self.lost = False
         self.paused = False
+        #: The head an exchange found plain last (a token of the parser's template): the
+        #: next response with it is offered whole (``Exchange.whole``).
+        self.plain: Response | None = None
+        #: The method of the request the parser was last told of.
+        self.method = "GET"
 
     # -- asyncio.Protocol -------------------------------------------------------------------
 
@@ -206,7 +203,8 @@ class HttpConnection(asyncio.Protocol):
         transport.set_write_buffer_limits(high=_HIGH_WATER)
 
     def data_received(self, data: bytes) -> None:
-        self.pool.bytes_in += len(data)
+        pool = self.pool
+        pool.bytes_in += len(data)
         exchange = self.exchange
         if exchange is None:
             # Bytes nobody asked for (a 408 before an idle close...): the connection is not
@@ -214,6 +212,24 @@ class HttpConnection(asyncio.Protocol):
             self.close()
             return
         self.received = True
+        plain = self.plain
+        if plain is not None:
+            parser = self.parser
+            body = parser.feed_same(data, plain)
+            if body is not None:
+                # One whole response with the plain head: no event, no head object.
+                self.exchange = None  # (self._detach(exchange), inline)
+                exchange.conn = None
+                pool.busy[exchange.urgent] -= 1
+                self.served += 1
+                if exchange.whole(body, plain):
+                    # (bytes past the end would not match: a plain read ends the response)
+                    pool.release(self, parser.keep_alive)
+                    return
+                self._attach(exchange)
+                self.served -= 1
+                self._events(exchange, parser.same_events(body))
+                return
         try:
             events = self.parser.feed(data)
         except HttpProtocolError as exc:
@@ -249,8 +265,7 @@ class HttpConnection(asyncio.Protocol):
             why = "the server closed the connection before answering"
         if exc is not None:
             why = describe(exc)
-        self.exchange = None
-        exchange.conn = None
+        self._detach(exchange)
         if self.served and not self.received and not exchange.retried:
             # A kept-alive connection the server had closed meanwhile: nothing of the
             # request was answered, so it goes once more, on a new connection.
@@ -275,20 +290,24 @@ class HttpConnection(asyncio.Protocol):
     def begin(self, exchange: Exchange) -> None:
         transport = self.transport
         assert transport is not None
-        self.exchange = exchange
+        pool = self.pool
+        self.exchange = exchange  # (self._attach(exchange), inline)
         exchange.conn = self
+        pool.busy[exchange.urgent] += 1
         self.received = False
-        self.parser.set_request(exchange.method)
+        method = exchange.method
+        if method is not self.method:  # (the parser is told only when it changes)
+            self.method = method
+            self.parser.set_request(method)
         try:
             data = exchange.request()
         except HttpProtocolError as exc:  # a header the configuration holds is not valid
-            self.exchange = None
-            exchange.conn = None
-            self.pool.release(self, True)
+            self._detach(exchange)
+            pool.release(self, True)
             exchange.on_error(f"cannot build the request: {exc}")
             return
-        self.pool.bytes_out += len(data)
-        self.pool.requests += 1
+        pool.bytes_out += len(data)
+        pool.requests += 1
         transport.write(data)
 
     def _events(self, exchange: Exchange, events: list[Any]) -> None:
@@ -300,9 +319,12 @@ class HttpConnection(asyncio.Protocol):
                 exchange.on_data(event.chunk)
             elif kind is Response:
                 exchange.on_response(event)
+                # A read with two heads ends with the connection closed: the template is
+                # this head's whenever the connection is kept.
+                template = self.parser.head_template
+                self.plain = template if template is not None and exchange.plain(event) else None
             elif kind is EndOfMessage:
-                self.exchange = None
-                exchange.conn = None
+                self._detach(exchange)
                 self.served += 1
                 # A second response nobody asked for in the same read, or bytes after the
                 # body's end (more than Content-Length said): the connection is not in a
@@ -316,17 +338,25 @@ class HttpConnection(asyncio.Protocol):
                 self.pool.release(self, keep)
                 return
 
-    def _fail(self, exchange: Exchange, why: str) -> None:
+    def _attach(self, exchange: Exchange) -> None:
+        self.exchange = exchange
+        exchange.conn = self
+        self.pool.busy[exchange.urgent] += 1
+
+    def _detach(self, exchange: Exchange) -> None:
         self.exchange = None
         exchange.conn = None
+        self.pool.busy[exchange.urgent] -= 1
+
+    def _fail(self, exchange: Exchange, why: str) -> None:
+        self._detach(exchange)
         self.close()
         exchange.on_error(why)
 
     def drop(self, exchange: Exchange) -> None:
         """The exchange wants no more: close without telling it."""
         if self.exchange is exchange:
-            self.exchange = None
-            exchange.conn = None
+            self._detach(exchange)
             self.close(abort=True)
 
     def close(self, abort: bool = False) -> None:
@@ -336,262 +366,3 @@ class HttpConnection(asyncio.Protocol):
                 transport.abort()
             else:
                 transport.close()
-
-
-class ConnectionPool:
-    """The connections to one origin (bounded), and the exchanges waiting for one."""
-
-    def __init__(
-        self,
-        origin: Origin,
-        *,
-        ssl_context: ssl.SSLContext | None = None,
-        max_connections: int = DEFAULT_MAX_CONNECTIONS,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
-        proxy: Proxy | None = None,
-    ) -> None:
-        if max_connections < 1:
-            raise ValueError("max_connections must be at least 1")
-        self.origin = origin
-        self.proxy = proxy
-        self.ssl_context = ssl_context if ssl_context is not None or not origin.secure else ssl.create_default_context()
-        self.max_connections = max_connections
-        self.connect_timeout = connect_timeout
-        self.max_header_size = max_header_size
-        self.idle: list[HttpConnection] = []
-        self.conns: set[HttpConnection] = set()
-        self.waiting: deque[Exchange] = deque()
-        #: Urgent exchanges waiting (served before ``waiting``).
-        self.urgent_waiting: deque[Exchange] = deque()
-        #: Connections the other exchanges may hold at most: one is left for urgent ones
-        #: (with fewer than 3 in all, they share them).
-        self.normal_cap = max_connections - 1 if max_connections >= 3 else max_connections
-        #: Connections the urgent exchanges may hold at most (a server that does not read
-        #: its answers must not take the requests' connections).
-        self.urgent_cap = max_connections - self.normal_cap or max_connections
-        self.opening = 0
-        self._opening_urgent = 0
-        self._dropped = Throttle()
-        self.closed = False
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._paused = 0
-        self._drained = asyncio.Event()
-        self._drained.set()
-        #: Told ``True`` when a connection's write buffer is over its mark, ``False`` when
-        #: none is any more.
-        self.on_write_paused: Any = None
-        # Counters (the transports' statistics).
-        self.bytes_in = 0
-        self.bytes_out = 0
-        self.requests = 0
-        self.connections = 0
-
-    @property
-    def absolute_form(self) -> bool:
-        """Requests name the whole URL (``http`` through a proxy: no tunnel)."""
-        return self.proxy is not None and not self.origin.secure
-
-    @property
-    def size(self) -> int:
-        """Connections open or being opened."""
-        return len(self.conns) + self.opening
-
-    @property
-    def dropped(self) -> int:
-        """Urgent exchanges dropped because too many waited for a connection."""
-        return self._dropped.count
-
-    def _room_for(self, urgent: bool) -> bool:
-        """An exchange of this kind may take one more connection: the other exchanges hold
-        at most ``normal_cap``, the urgent ones the rest."""
-        busy = self._opening_urgent if urgent else self.opening - self._opening_urgent
-        for conn in self.conns:
-            exchange = conn.exchange
-            if exchange is not None and exchange.urgent == urgent:
-                busy += 1
-        return busy < (self.urgent_cap if urgent else self.normal_cap)
-
-    # -- connecting -------------------------------------------------------------------------
-
-    async def connect(self) -> HttpConnection:
-        """Open one connection (bounded by ``connect_timeout``); ``OSError`` with a reason
-        from :func:`describe` if it cannot be made."""
-        loop = asyncio.get_running_loop()
-        origin = self.origin
-        context = self.ssl_context
-        via = f" through the proxy {self.proxy.shown}" if self.proxy is not None else ""
-        try:
-            if self.proxy is not None:
-                conn = await asyncio.wait_for(self._through_proxy(self.proxy), self.connect_timeout)
-            else:
-                _, conn = await asyncio.wait_for(
-                    loop.create_connection(
-                        lambda: HttpConnection(self), origin.host, origin.port, ssl=context,
-                        server_hostname=origin.host if context is not None else None,
-                    ),
-                    self.connect_timeout,
-                )
-        except asyncio.TimeoutError:
-            raise OSError(f"cannot connect to {origin.shown}{via}: no answer within {self.connect_timeout:g} s") from None
-        except (OSError, ssl.SSLError) as exc:
-            raise OSError(f"cannot connect to {origin.shown}{via}: {describe(exc)}") from None
-        except UnicodeError as exc:  # a host name IDNA cannot encode (parse_url checks first)
-            raise OSError(f"cannot connect to {origin.shown}{via}: the host name is not valid ({exc})") from None
-        self.connections += 1
-        if self.closed:
-            conn.close(abort=True)
-            raise OSError("the transport is closed")
-        self.conns.add(conn)
-        return conn
-
-    async def _through_proxy(self, proxy: Proxy) -> HttpConnection:
-        """A connection through ``proxy``: to the proxy itself for ``http`` (requests in
-        absolute form), a ``CONNECT`` tunnel with TLS inside for ``https``."""
-        loop = asyncio.get_running_loop()
-        origin = self.origin
-        if not origin.secure:
-            _, conn = await loop.create_connection(lambda: HttpConnection(self), proxy.host, proxy.port)
-            return conn
-        assert self.ssl_context is not None
-        secure = await open_tunnel(proxy, origin, self.ssl_context)
-        conn = HttpConnection(self)
-        secure.set_protocol(conn)
-        conn.connection_made(secure)
-        return conn
-
-    async def warm(self) -> None:
-        """Open a connection and keep it idle (a transport's ``start``: is the server there?)."""
-        self.opening += 1
-        try:
-            conn = await self.connect()
-        finally:
-            self.opening -= 1
-        self.release(conn, True)
-
-    # -- exchanges --------------------------------------------------------------------------
-
-    def submit(self, exchange: Exchange) -> None:
-        """Send ``exchange`` on an idle connection now, on a new one soon, or when one is free."""
-        if self.closed:
-            exchange.on_error("the transport is closed")
-            return
-        urgent = exchange.urgent
-        if self._room_for(urgent):
-            idle = self.idle
-            while idle:
-                conn = idle.pop()  # the most recently used: the least likely to be closed
-                if not conn.lost and conn.transport is not None and not conn.transport.is_closing():
-                    conn.begin(exchange)
-                    return
-            if self.size < self.max_connections:
-                self._open(exchange)
-                return
-        if not urgent:
-            self.waiting.append(exchange)
-        elif len(self.urgent_waiting) < MAX_URGENT_WAITING:
-            self.urgent_waiting.append(exchange)
-        # Else dropped as it is: nobody waits for an answer or a notification once sent. The
-        # server decides how often: the warning is throttled.
-        elif self._dropped.tick():
-            logger.warning("%s: %d answers and notifications wait for a connection (the server does not "
-                           "read them); dropped one%s", self.origin.shown, MAX_URGENT_WAITING,
-                           self._dropped.suffix())
-
-    def _open(self, exchange: Exchange) -> None:
-        self.opening += 1
-        urgent = exchange.urgent
-        self._opening_urgent += urgent
-        task = asyncio.get_running_loop().create_task(self._connect_for(exchange, urgent))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _connect_for(self, exchange: Exchange, urgent: bool) -> None:
-        try:
-            conn = await self.connect()
-        except OSError as exc:
-            self.opening -= 1
-            self._opening_urgent -= urgent
-            if not self.closed:
-                exchange.on_connect_failed(str(exc))
-                self._next()
-            return
-        except asyncio.CancelledError:
-            self.opening -= 1
-            self._opening_urgent -= urgent
-            raise
-        self.opening -= 1
-        self._opening_urgent -= urgent
-        conn.begin(exchange)
-
-    def release(self, conn: HttpConnection, keep: bool) -> None:
-        """``conn`` finished an exchange: serve a waiting one, keep it idle, or close it."""
-        if conn.lost:
-            return
-        if not keep or self.closed:
-            conn.close()
-            return
-        if self.urgent_waiting and self._room_for(True):
-            conn.begin(self.urgent_waiting.popleft())
-        elif self.waiting and self._room_for(False):
-            conn.begin(self.waiting.popleft())
-        elif len(self.idle) < self.max_connections:
-            self.idle.append(conn)
-        else:
-            conn.close()
-
-    def forget(self, conn: HttpConnection) -> None:
-        """``conn`` is closed."""
-        self.conns.discard(conn)
-        with contextlib.suppress(ValueError):
-            self.idle.remove(conn)
-        if not self.closed:
-            self._next()
-
-    def _next(self) -> None:
-        while self.size < self.max_connections:
-            if self.urgent_waiting and self._room_for(True):
-                self._open(self.urgent_waiting.popleft())
-            elif self.waiting and self._room_for(False):
-                self._open(self.waiting.popleft())
-            else:
-                break
-
-    # -- flow control -----------------------------------------------------------------------
-
-    def paused(self, delta: int) -> None:
-        before = self._paused
-        self._paused += delta
-        if before == 0 and self._paused > 0:
-            self._drained.clear()
-            if self.on_write_paused is not None:
-                self.on_write_paused(True)
-        elif before > 0 and self._paused == 0:
-            self._drained.set()
-            if self.on_write_paused is not None:
-                self.on_write_paused(False)
-
-    async def drain(self) -> None:
-        await self._drained.wait()
-
-    # -- closing ----------------------------------------------------------------------------
-
-    def close_now(self) -> None:
-        """Drop every connection and waiting exchange at once (nothing is told)."""
-        self.closed = True
-        self.waiting.clear()
-        self.urgent_waiting.clear()
-        self.idle.clear()
-        for task in list(self._tasks):
-            task.cancel()
-        for conn in list(self.conns):
-            conn.exchange = None
-            conn.close(abort=True)
-        self._paused = 0
-        self._drained.set()
-
-    async def aclose(self) -> None:
-        self.close_now()
-        tasks = list(self._tasks)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)

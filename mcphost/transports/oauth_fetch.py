@@ -16,7 +16,8 @@ from ..auth.errors import OAuthError
 from ..auth.flow import Request
 from ..version import __version__
 from ..wire.http11 import Response, build_request
-from .httpconn import ConnectionPool, Exchange, describe, parse_url
+from .http_pool import ConnectionPool
+from .httpconn import Exchange, describe, parse_url
 
 __all__ = ["FETCH_TIMEOUT", "MAX_BODY", "fetch", "json_body"]
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import ssl
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -35,71 +34,33 @@ from ..auth.errors import OAuthError
 from ..errors import ConfigurationError, TransportError
 from ..version import __version__
 from ..wire.framing import DEFAULT_MAX_SIZE, Oversized
-from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, Response, build_request
+from ..wire.http11 import DEFAULT_MAX_HEADER_SIZE, HttpProtocolError, build_request
 from .base import REQUEST, Gone, GoneOnce, Receiver, StreamListener, oversized_target
 from .counted import Decode, InOrder, Raw, head_of
-from .httpconn import (
+from .http_pool import (
     DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     ConnectionPool,
-    Exchange,
-    clip,
-    header,
-    parse_url,
 )
+from .httpconn import clip, parse_url
 from .oauth import MAX_AUTHORIZATIONS, Authorizer
 from .proxy import Proxy
+from .remote_post import PostExchange, answers, request_id, status_text
 from .throttle import Throttle
 from .trace import WireTrace
 
-__all__ = ["PostExchange", "RemoteTransport", "answers", "request_id"]
+__all__ = ["NOT_JSON", "PostExchange", "RemoteTransport", "answers", "request_id"]
 
 logger = logging.getLogger("mcphost.transports.http")
 
 _TAIL: Final = 20
-#: How much of an error body is kept to quote it.
-_ERROR_BODY: Final = 4096
 _USER_AGENT: Final = f"mcphost/{__version__}"
 # Headers the transport owns: the configuration may not set them.
 _RESERVED: Final = frozenset({"host", "content-length", "transfer-encoding", "connection", "mcp-session-id",
                               "last-event-id"})
-# The id of a request as the peer encodes it ({"jsonrpc":"2.0","id":7,...}).
-_REQUEST_ID: Final = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]')
-_NOTHING: Final = object()
-_OUR_HEAD: Final = b'{"jsonrpc":"2.0","id":'
-_ID_AT: Final = len(_OUR_HEAD)
-
-
-def request_id(data: bytes) -> Any:
-    """The id of the request encoded in ``data`` (``None``: not found)."""
-    end = data.find(b",", _ID_AT) if data.startswith(_OUR_HEAD) else -1
-    if end > 0:  # as the peer encodes its own request: a plain integer id, then a comma
-        digits = data[_ID_AT:end]
-        if digits.isdigit() and digits[:1] != b"0" and len(digits) < 19:  # (within int64, as loads)
-            return int(digits)
-    match = _REQUEST_ID.match(data)
-    try:
-        if match:
-            return loads(match.group(1))
-        msg = loads(data)
-    except ValueError:
-        return None
-    return msg.get("id") if isinstance(msg, dict) else None
-
-
-def answers(body: bytes, rid: Any) -> bool:
-    """Is ``body`` (of an HTTP error) a JSON-RPC error response to the request ``rid``?"""
-    if rid is None or not body.strip():
-        return False
-    try:
-        decoded = loads(body)
-    except ValueError:
-        return False
-    return isinstance(decoded, dict) and isinstance(decoded.get("error"), dict) and decoded.get("id") == rid
-
-
-def _status(response_status: int, reason: str) -> str:
-    return f"HTTP {response_status} {reason}".rstrip()
+#: What :meth:`RemoteTransport.decode` returns for a message that is not JSON.
+NOT_JSON: Final = object()
 
 
 class RemoteTransport(GoneOnce):
@@ -115,6 +76,7 @@ class RemoteTransport(GoneOnce):
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_header_size: int = DEFAULT_MAX_HEADER_SIZE,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         ssl_context: ssl.SSLContext | None = None,
         proxy: Proxy | None = None,
         authorizer: Authorizer | None = None,
@@ -131,7 +93,7 @@ class RemoteTransport(GoneOnce):
         self.max_message_size = max_message_size
         self.pool = ConnectionPool(
             self.origin, ssl_context=ssl_context, max_connections=max_connections,
-            connect_timeout=connect_timeout, max_header_size=max_header_size, proxy=proxy,
+            connect_timeout=connect_timeout, max_header_size=max_header_size, proxy=proxy, idle_timeout=idle_timeout,
         )
         #: The request target of the URL (the whole URL when a proxy forwards it).
         self.target = self.request_target(target)
@@ -147,7 +109,9 @@ class RemoteTransport(GoneOnce):
         self._closing = False
         self._tail: deque[str] = deque(maxlen=_TAIL)
         self._not_json = Throttle()
-        self._post_head: tuple[Any, bytes] | None = None
+        #: The head of a POST without headers of its own: ((target, state, authorization),
+        #: the head's bytes up to its Content-Length line), built once per key.
+        self.post_head: tuple[Any, bytes] | None = None
         self._stream_listener: StreamListener | None = None
         self.messages_in = 0
         self.messages_out = 0
@@ -254,15 +218,18 @@ class RemoteTransport(GoneOnce):
                                                   *((k, v) for k, v in extra if k.lower() not in names),
                                                   *self.headers])
             return b"%s%sContent-Length: %d\r\n\r\n%s" % (head[:-2], self._proof_line(target), len(data), data)
-        key = (target, state, self.authorizer.header() if self.authorizer is not None else None)
-        cached = self._post_head
+        authorizer = self.authorizer
+        key = (target, state, authorizer.header() if authorizer is not None else None)
+        cached = self.post_head
         if cached is None or cached[0] != key:
             head = build_request("POST", target, self.post_headers(state))  # ends with a blank line
-            cached = self._post_head = (key, head[:-2])
+            cached = self.post_head = (key, head[:-2])
+        if authorizer is None:  # (no DPoP proof line)
+            return b"%sContent-Length: %d\r\n\r\n%s" % (cached[1], len(data), data)
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (cached[1], self._proof_line(target), len(data), data)
 
     def decode(self, raw: bytes | str, decode: Decode = loads) -> Any:
-        """One received message decoded (traced), or ``_NOTHING`` if it is not JSON."""
+        """One received message decoded (traced), or ``NOT_JSON`` if it is not JSON."""
         trace = self.trace
         if trace.maybe(10, True) and trace.enabled():
             trace.messages(False, [raw.encode("utf-8") if isinstance(raw, str) else raw])
@@ -273,7 +240,7 @@ class RemoteTransport(GoneOnce):
             if self._not_json.tick():
                 self.note(f"the server sent a message that is not JSON: {clip(head_of(raw, 200), 100)}"
                           f"{self._not_json.suffix()}")
-            return _NOTHING
+            return NOT_JSON
 
     def deliver(self, messages: list[Any]) -> None:
         if self._gone is not None or self._closing:  # (not live: inline, once per message)
@@ -290,7 +257,7 @@ class RemoteTransport(GoneOnce):
         self.in_order.push([raw])
 
     def _deliver_raw(self, raws: list[Raw], decode: Decode) -> None:
-        messages = [msg for msg in map(self.decode, raws, [decode] * len(raws)) if msg is not _NOTHING]
+        messages = [msg for msg in map(self.decode, raws, [decode] * len(raws)) if msg is not NOT_JSON]
         if messages:
             self.deliver(messages)
 
@@ -401,7 +368,7 @@ class RemoteTransport(GoneOnce):
                     raise OAuthError(f"still refused after {MAX_AUTHORIZATIONS} authorizations")
                 await authorizer.authorize(status, exchange.challenges, exchange.auth_generation)
             except OAuthError as exc:
-                message = f"{_status(status, exchange.reason)}: authorization failed: {exc}"
+                message = f"{status_text(status, exchange.reason)}: authorization failed: {exc}"
                 self.note(f"{message} (POST {exchange.rpc_method or 'a message'})")
                 if exchange.kind == REQUEST:
                     self.fail_request(exchange.rid, message, status=status, what=exchange.rpc_method)
@@ -440,7 +407,7 @@ class RemoteTransport(GoneOnce):
                 and authorizer.handles(exchange.status, exchange.challenges)):
             self._authorize(exchange)
             return
-        status = _status(exchange.status, exchange.reason)
+        status = status_text(exchange.status, exchange.reason)
         what = exchange.rpc_method or "a message"
         rid = exchange.rid
         detail = clip(body) if body.strip() else ""
@@ -490,110 +457,3 @@ def _check_headers(headers: Iterable[tuple[str, str]], name: str) -> list[tuple[
     except HttpProtocolError as exc:
         raise ConfigurationError(f"headers: {exc}", server=name) from None
     return out
-
-
-class PostExchange(Exchange):
-    """One message POSTed; what a success means is the subclass's (``on_success``...)."""
-
-    method = "POST"
-
-    #: Refused (400, 404, 405) as the first message: whether the legacy fallback is tried
-    #: is decided once the body says if it is the server's JSON-RPC answer.
-    probing = False
-
-    def __init__(self, transport: RemoteTransport, data: bytes, kind: int, rpc_method: str | None,
-                 headers: Sequence[tuple[str, str]] = ()) -> None:
-        self.transport = transport
-        self.data = data
-        self.kind = kind
-        self.rpc_method = rpc_method
-        #: The headers the protocol above asked for, beside the transport's own.
-        self.headers = headers
-        # A response or a notification never waits for a connection: the server may be
-        # holding a stream open until it has the answer.
-        self.urgent = kind != REQUEST
-        self.rid = request_id(data) if kind == REQUEST else None
-        self.status = 0
-        self.reason = ""
-        self.location: str | None = None
-        self.error_body: bytearray | None = None
-        #: The ``WWW-Authenticate`` values of a 401/403.
-        self.challenges: list[str] = []
-        #: The authorizer's token generation when the message was made, and how many
-        #: authorizations its sending has caused so far.
-        authorizer = transport.authorizer
-        self.auth_generation = authorizer.generation if authorizer is not None else 0
-        self.authorizations = 0
-        #: The request's response (or its failure) was delivered.
-        self.done = False
-        #: Given up by the caller: never sent again.
-        self.cancelled = False
-
-    def target(self) -> str:
-        return self.transport.target
-
-    def request(self) -> bytes:
-        return self.transport.post_request(self.target(), self.data)
-
-    def on_response(self, response: Response) -> None:
-        self.status = response.status
-        self.reason = response.reason
-        authorizer = self.transport.authorizer
-        nonce = header(response, "dpop-nonce") if authorizer is not None else None
-        if nonce is not None and authorizer is not None:
-            authorizer.nonce(nonce)  # RFC 9449 §9: before a 401 asking for it is answered
-        if 200 <= response.status < 300:
-            self.on_success(response)
-        else:
-            self.location = header(response, "location")
-            if response.status in (401, 403):
-                self.challenges = [v for k, v in response.headers if k == "www-authenticate"][:8]
-            self.error_body = bytearray()
-            self.on_failure(response)
-
-    def on_data(self, chunk: bytes) -> None:
-        body = self.error_body
-        if body is None:
-            self.on_body(chunk)
-        elif len(body) < _ERROR_BODY:
-            body += chunk[: _ERROR_BODY - len(body)]
-
-    def on_end(self) -> None:
-        if self.error_body is not None:
-            self.finish()
-            self.transport.http_failed(self, bytes(self.error_body))
-        else:
-            self.on_complete()
-
-    def on_error(self, why: str) -> None:
-        self.transport.lost(self, why)
-
-    def on_connect_failed(self, why: str) -> None:
-        self.transport.gone(why)
-
-    # -- for subclasses ---------------------------------------------------------------------
-
-    def finish(self) -> None:
-        """The request's outcome is told (or needs no telling any more)."""
-        self.done = True
-
-    def on_success(self, response: Response) -> None:
-        """A 2xx head came."""
-
-    def on_failure(self, response: Response) -> None:
-        """A head of another status came (its body is collected, then ``http_failed``)."""
-
-    def on_body(self, chunk: bytes) -> None:
-        """Bytes of a 2xx body (ignored here)."""
-
-    def on_complete(self) -> None:
-        """A 2xx response ended (after the messages it carried are delivered)."""
-        if self.kind == REQUEST:
-            self.transport.in_order.then(self.unanswered)
-
-    def unanswered(self) -> None:
-        if not self.done:
-            self.finish()
-            self.transport.broke_binding(
-                self.rid, f"{_status(self.status, self.reason)} and no response to the request"
-            )

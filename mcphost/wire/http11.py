@@ -1,8 +1,9 @@
-"""HTTP/1.1, client side: request bytes out, response events in (RFC 9112).
+"""HTTP/1.1, client side: response events in (RFC 9112); request bytes out from :mod:`.http11_request`.
 
-Sans-I/O (layer 1). ``build_request`` turns a method, target, headers and body into bytes;
-``ResponseParser`` is fed what the connection reads and returns ``Response``, ``Data`` and
-``EndOfMessage`` events, one response after another on a kept-alive connection.
+Sans-I/O (layer 1). ``build_request`` (of :mod:`.http11_request`, named here too) turns a
+method, target, headers and body into bytes; ``ResponseParser`` is fed what the connection
+reads and returns ``Response``, ``Data`` and ``EndOfMessage`` events, one response after
+another on a kept-alive connection.
 
 Everything a server controls is bounded (header block, header count, chunk-size line,
 optionally the body), and every malformed input raises ``HttpProtocolError`` with a message
@@ -18,14 +19,17 @@ framed by one plain ``Content-Length`` is kept as a template (the bytes before a
 the length's digits, and what they meant), and a read that is exactly one response whose
 head is the template with other digits is taken from it without parsing the head again.
 The outcome is exactly the full parse's: only the digits differ, checked as it checks them.
+A connection that knows what such a head means to it (a ``200`` JSON answer) takes the body
+alone with :meth:`ResponseParser.feed_same`: no event, no head object per response.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Union
+
+from .http11_request import LAST_CHUNK, HttpProtocolError, build_request, encode_chunk
 
 __all__ = [
     "LAST_CHUNK", "Data", "EndOfMessage", "Event", "HttpProtocolError", "Response",
@@ -35,9 +39,6 @@ __all__ = [
 DEFAULT_MAX_HEADER_SIZE: Final = 64 * 1024
 DEFAULT_MAX_HEADERS: Final = 100
 DEFAULT_MAX_CHUNK_LINE: Final = 1024
-# The terminating chunk with no trailers (RFC 9112 §7.1: last-chunk trailer-section CRLF).
-LAST_CHUNK: Final = b"0\r\n\r\n"
-
 # RFC 9110 §5.6.2: token = 1*tchar.
 _TOKEN: Final = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # RFC 9112 §4: status-line = HTTP-version SP status-code SP [ reason-phrase ]. The SP before
@@ -45,8 +46,6 @@ _TOKEN: Final = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _STATUS: Final = re.compile(rb"HTTP/([0-9])\.([0-9]) ([0-9]{3})(?: (.*))?", re.S)
 # Control characters other than HTAB are not allowed in a field value or reason phrase.
 _CTL: Final = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
-_CTL_STR: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-_TARGET: Final = re.compile(r"[\x21-\x7e]+")
 _HEX: Final = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _DIGITS: Final = re.compile(r"[0-9]{1,19}")
 # RFC 9112 §2.2: a client SHOULD ignore empty lines received before the status line.
@@ -64,10 +63,6 @@ _MAX_DIGITS: Final = 19
 # Parser states.
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_CRLF, _TRAILER = range(6)
 _UNTIL_CLOSE, _SWITCHED, _CLOSED, _FAILED = range(6, 10)
-
-
-class HttpProtocolError(ValueError):
-    """The peer sent bytes that are not HTTP/1.1, or a request to build is malformed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,76 +99,6 @@ def _take(buf: bytearray, start: int, stop: int) -> bytes:
         return view[start:stop].tobytes()
 
 
-def _header_lines(headers: Iterable[tuple[str, str]]) -> tuple[list[bytes], dict[str, str]]:
-    lines = []
-    seen: dict[str, str] = {}
-    for name, value in headers:
-        if not _TOKEN.fullmatch(name.encode("ascii", "replace")):
-            raise HttpProtocolError(f"bad header name: {name!r}")
-        # Leading and trailing whitespace is not part of a field value (RFC 9110 §5.5);
-        # it is dropped rather than refused, since it is usually a copy-paste accident.
-        value = value.strip(" \t")
-        if _CTL_STR.search(value):
-            raise HttpProtocolError(f"bad header value for {name!r}: control character")
-        try:
-            raw = value.encode("latin-1")
-        except UnicodeEncodeError:
-            raise HttpProtocolError(f"header value for {name!r} is not latin-1") from None
-        lines.append(name.encode("ascii") + b": " + raw + b"\r\n")
-        seen.setdefault(name.lower(), value)
-    return lines, seen
-
-
-def build_request(
-    method: str,
-    target: str,
-    headers: Iterable[tuple[str, str]],
-    body: bytes | None = None,
-    *,
-    chunked: bool = False,
-) -> bytes:
-    """The bytes of a request.
-
-    ``headers`` must hold ``Host`` (RFC 9112 §3.2: "A client MUST send a Host header field
-    in all HTTP/1.1 request messages"). With a ``body`` a ``Content-Length`` is added unless
-    given. With ``chunked=True`` the head says ``Transfer-Encoding: chunked`` and the body,
-    if any, follows as one chunk and the last chunk; with ``body=None`` only the head is
-    returned and the caller streams ``encode_chunk(...)`` and then ``LAST_CHUNK``.
-    """
-    if not _TOKEN.fullmatch(method.encode("ascii", "replace")):
-        raise HttpProtocolError(f"bad method: {method!r}")
-    if not _TARGET.fullmatch(target):
-        raise HttpProtocolError(f"bad request target: {target!r}")
-    lines, seen = _header_lines(headers)
-    if "host" not in seen:
-        raise HttpProtocolError("request has no Host header")
-    if "transfer-encoding" in seen:
-        raise HttpProtocolError("Transfer-Encoding is set by chunked=True, not as a header")
-    length = seen.get("content-length")
-    if length is not None:
-        if chunked:
-            raise HttpProtocolError("Content-Length given for a chunked request")
-        if body is not None and length != str(len(body)):
-            raise HttpProtocolError(f"Content-Length {length!r} but the body is {len(body)} bytes")
-    elif chunked:
-        lines.append(b"Transfer-Encoding: chunked\r\n")
-    elif body is not None:
-        lines.append(b"Content-Length: %d\r\n" % len(body))
-    head = b"%s %s HTTP/1.1\r\n%s\r\n" % (method.encode("ascii"), target.encode("ascii"), b"".join(lines))
-    if body is None:
-        return head
-    if chunked:
-        return head + encode_chunk(body) + LAST_CHUNK
-    return head + body
-
-
-def encode_chunk(data: bytes) -> bytes:
-    """One chunk of a chunked body; empty ``data`` gives nothing (an empty chunk would end it)."""
-    if not data:
-        return b""
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
 def _plain_fields(fields: bytes, max_headers: int) -> list[tuple[str, str]] | None:
     """The header lines ``fields`` (the last one's LF cut off) as (lower-case name, value),
     or ``None`` if anything about them needs the careful path."""
@@ -190,6 +115,24 @@ def _plain_fields(fields: bytes, max_headers: int) -> list[tuple[str, str]] | No
     return out
 
 
+class _Template:
+    """A head kept to recognise the next ones: the bytes before its Content-Length digits
+    and after them, the request it answered (method, expect_body), what it means (its
+    ``Response``, the index of content-length in its headers, keep_alive)."""
+
+    __slots__ = ("before", "behind", "expect_body", "index", "keep_alive", "method", "response")
+
+    def __init__(self, before: bytes, behind: bytes, method: str, expect_body: bool, response: Response,
+                 index: int, keep_alive: bool) -> None:
+        self.before = before
+        self.behind = behind
+        self.method = method
+        self.expect_body = expect_body
+        self.response = response
+        self.index = index
+        self.keep_alive = keep_alive
+
+
 class ResponseParser:
     """Incremental parser of the responses on one connection.
 
@@ -204,8 +147,8 @@ class ResponseParser:
     After an error the parser stays failed: every later call raises again.
     """
 
-    __slots__ = ("_body_size", "_buf", "_error", "_expect_body", "_method", "_remaining", "_scan",
-                 "_state", "_template", "_total", "_trailer_count", "_trailer_size", "keep_alive",
+    __slots__ = ("_body_size", "_buf", "_error", "_expect_body", "_method", "_remaining", "_same", "_scan",
+                 "_state", "_template", "_templated", "_total", "_trailer_count", "_trailer_size", "keep_alive",
                  "max_body_size", "max_chunk_line", "max_header_size", "max_headers")
 
     def __init__(
@@ -237,10 +180,12 @@ class ResponseParser:
         self._trailer_size = 0
         self._trailer_count = 0
         self._error = ""
-        #: The last head framed by one plain Content-Length: (bytes before its digits, after
-        #: them, method and expect_body, status, reason, headers, content-length's index in
-        #: them, HTTP version, keep_alive).
-        self._template: tuple[bytes, bytes, str, bool, int, str, list[tuple[str, str]], int, str, bool] | None = None
+        #: The last head framed by one plain Content-Length.
+        self._template: _Template | None = None
+        #: The last head parsed was the template's (and ``_same``: the digits of the last
+        #: response :meth:`feed_same` took).
+        self._templated = False
+        self._same = b""
         #: Whether the connection may carry another request after this response (RFC 9112
         #: §9.3): false for HTTP/1.0 without keep-alive, ``Connection: close``, or a body
         #: read until close. Valid once ``Response`` was returned.
@@ -262,12 +207,58 @@ class ResponseParser:
         """Bytes received after a 101 (or CONNECT) response: they belong to the new protocol."""
         return bytes(self._buf) if self._state in (_SWITCHED, _CLOSED) else b""
 
+    @property
+    def head_template(self) -> Response | None:
+        """The head of the last response when it is the template's (else ``None``): a token
+        for :meth:`feed_same` (the same object while the template lasts; its
+        ``content-length`` is the one of the response that made the template)."""
+        template = self._template
+        return template.response if template is not None and self._templated else None
+
+    def feed_same(self, data: bytes, head: Response) -> bytes | None:
+        """The body of ``data`` when it is one whole response whose head is ``head`` (a
+        :attr:`head_template` seen before) but for its Content-Length digits; the parser is
+        then where :meth:`feed` would leave it (:meth:`same_events` gives what ``feed``
+        would have returned). Else ``None``, nothing changed."""
+        template = self._template
+        if (template is None or template.response is not head or self._state != _HEAD or self._buf
+                or template.method != self._method or template.expect_body != self._expect_body):
+            return None
+        before = template.before
+        if not data.startswith(before):
+            return None
+        # Neither the template's head nor digits hold a blank line: the first one ends it.
+        at = len(before)
+        end = data.find(b"\n\r\n", at)
+        n = end - at - len(template.behind)
+        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
+            return None
+        digits = data[at:at + n]
+        if not digits.isdigit() or not data.startswith(template.behind, at + n):
+            return None
+        length = int(digits)
+        end += 3
+        if len(data) != end + length or (self.max_body_size is not None and length > self.max_body_size):
+            return None
+        self.keep_alive = template.keep_alive
+        self._body_size = length
+        self._same = digits
+        return data[end:]
+
+    def same_events(self, body: bytes) -> list[Event]:
+        """The events of the response :meth:`feed_same` just took (``body``: what it returned)."""
+        template = self._template
+        assert template is not None
+        return self._events_of(template, self._same, body)
+
     def feed(self, data: bytes) -> list[Event]:
         """Add ``data`` and return the events it completed."""
-        if self._template is not None and self._state == _HEAD and not self._buf:
-            whole = self._whole(data)
-            if whole is not None:
-                return whole
+        template = self._template
+        if template is not None and self._state == _HEAD and not self._buf:
+            body = self.feed_same(data, template.response)
+            if body is not None:
+                self._templated = True
+                return self._events_of(template, self._same, body)
         self._check_usable()
         if self._state == _CLOSED:
             raise self._fail("data after the end of the stream")
@@ -285,33 +276,13 @@ class ResponseParser:
             del self._buf[:pos]
         return events
 
-    def _whole(self, data: bytes) -> list[Event] | None:
-        """The events of ``data`` if it is one whole response with the template's head but for
-        the Content-Length digits (the common read), else ``None`` with nothing changed."""
-        template = self._template
-        assert template is not None
-        before, behind = template[0], template[1]
-        if template[2] != self._method or template[3] != self._expect_body or not data.startswith(before):
-            return None
-        # Neither the template's head nor digits hold a blank line: the first one ends it.
-        end = data.find(b"\n\r\n", len(before))
-        n = end - len(before) - len(behind)
-        if not 0 < n <= _MAX_DIGITS or end + 3 > self.max_header_size:
-            return None
-        digits = data[len(before):len(before) + n]
-        if not digits.isdigit() or not data.startswith(behind, len(before) + n):
-            return None
-        length = int(digits)
-        if len(data) != end + 3 + length or (self.max_body_size is not None and length > self.max_body_size):
-            return None
-        headers = template[6].copy()
-        headers[template[7]] = ("content-length", digits.decode("ascii"))
-        self.keep_alive = template[9]
-        self._body_size = length
-        response = Response(template[4], template[5], headers, template[8])
-        if length == 0:
-            return [response, _END]
-        return [response, Data(data[end + 3:]), _END]
+    @staticmethod
+    def _events_of(template: _Template, digits: bytes, body: bytes) -> list[Event]:
+        head = template.response
+        headers = head.headers.copy()
+        headers[template.index] = ("content-length", digits.decode("ascii"))
+        response = Response(head.status, head.reason, headers, head.http_version)
+        return [response, Data(body), _END] if body else [response, _END]
 
     def feed_eof(self) -> list[Event]:
         """The server closed the connection: end a body read until close, or fail."""
@@ -438,6 +409,7 @@ class ResponseParser:
         status = int(match[3])
         if status < 100:
             raise HttpProtocolError(f"bad status code: {status_line[:100]!r}")
+        self._templated = False
         headers = None if first < 0 else _plain_fields(block[first + 1 :], self.max_headers)
         if headers is None:  # folded lines, bare LFs, or something to refuse: line by line
             headers_plain = False
@@ -508,8 +480,9 @@ class ResponseParser:
         if digits < 0:
             return
         index = next(i for i, (name, _) in enumerate(headers) if name == "content-length")
-        self._template = (block[:digits], block[digits + len(value):], self._method, self._expect_body,
-                          status, reason, headers, index, version, self.keep_alive)
+        self._template = _Template(block[:digits], block[digits + len(value):], self._method, self._expect_body,
+                                   Response(status, reason, headers, version), index, self.keep_alive)
+        self._templated = True
 
     def _headers(self, lines: list[bytes]) -> list[tuple[str, str]]:
         fields: list[list[bytes]] = []

@@ -18,8 +18,8 @@ from mcphost import MCPHost, ServerStartupError
 from mcphost.client.renewal import RenewalPolicy
 from mcphost.policy import NO_RETRY, Backoff
 from mcphost.protocol.lifecycle import ServerState
+from mcphost.transports.http_pool import DEFAULT_MAX_CONNECTIONS
 from mcphost.transports.http_stream import stale_session
-from mcphost.transports.httpconn import DEFAULT_MAX_CONNECTIONS
 
 
 def config(url: str) -> dict[str, Any]:

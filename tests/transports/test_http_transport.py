@@ -504,3 +504,20 @@ def test_the_request_id_read_from_our_own_encoding_is_the_decoded_one(data: byte
         expected = request_id(b" " + data)  # the careful path (a leading space skips the quick one)
     got = request_id(data)
     assert got == expected and type(got) is type(expected)
+
+
+async def test_a_streamable_post_sets_what_every_post_sets() -> None:
+    # StreamablePost.__init__ sets PostExchange's attributes itself (one call less per
+    # message): the two must stay alike.
+    from mcphost.transports.base import NOTIFICATION, REQUEST
+    from mcphost.transports.http import StreamableHttpTransport
+    from mcphost.transports.http_post import StreamablePost
+    from mcphost.transports.remote_post import PostExchange
+
+    transport = StreamableHttpTransport("s", "http://127.0.0.1:9/mcp")
+    for data, kind in ((b'{"jsonrpc":"2.0","id":7,"method":"ping"}', REQUEST),
+                       (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', NOTIFICATION)):
+        general = PostExchange(transport, data, kind, "m", [("X-A", "1")])
+        ours = StreamablePost(transport, data, kind, "m", [("X-A", "1")])
+        assert vars(general) == {k: v for k, v in vars(ours).items() if k != "sent_session"}
+    assert ours.sent_session is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mcphost.transports.httpconn import ConnectionPool, Exchange, Origin
+from mcphost.transports.http_pool import ConnectionPool
+from mcphost.transports.httpconn import Exchange, Origin
 from mcphost.wire.http11 import Response
 
 
@@ -104,7 +105,7 @@ async def test_urgent_exchanges_the_server_never_answers_hold_one_connection_and
     # A server that reads nothing it is sent after the head: each urgent exchange (an answer,
     # a notification) would have opened a connection of its own. Now: one connection for
     # them, MAX_URGENT_WAITING wait, the rest are dropped and counted; requests still go.
-    from mcphost.transports.httpconn import MAX_URGENT_WAITING
+    from mcphost.transports.http_pool import MAX_URGENT_WAITING
 
     open_now = peak = 0
     stuck = asyncio.Event()
@@ -146,6 +147,67 @@ async def test_urgent_exchanges_the_server_never_answers_hold_one_connection_and
         assert peak <= pool.max_connections and pool.size <= pool.max_connections
     finally:
         stuck.set()
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+class Whole(Get):
+    """An exchange that takes a plain head's responses whole (or declines: ``takes``)."""
+
+    def __init__(self, takes: bool) -> None:
+        super().__init__()
+        self.takes = takes
+        self.offered = 0
+
+    def plain(self, response: Response) -> bool:
+        return response.status == 200
+
+    def whole(self, body: bytes, head: Response) -> bool:
+        self.offered += 1
+        if self.takes:
+            assert self.conn is None  # the connection is free, as for on_end
+            self.done.set_result((head.status, body))
+        return self.takes
+
+
+async def test_a_response_with_the_plain_head_is_offered_whole() -> None:
+    # Each answer is one write with the same head but for its length: after the first
+    # (parsed, found plain), the next ones are offered whole; declined, the events follow.
+    # Either way the outcome is the same and the one connection is kept.
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        n = 0
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                n += 1
+                body = b"x" * n
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
+                             % (len(body), body))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = ConnectionPool(Origin("http", "127.0.0.1", port))
+    try:
+        for takes in (True, False):
+            offered = 0
+            for n in range(1, 6):
+                exchange = Whole(takes)
+                pool.submit(exchange)
+                assert await asyncio.wait_for(exchange.done, 10) == (200, b"x" * (n + 5 * (not takes)))
+                offered += exchange.offered
+            assert offered >= 1  # (each answer is one small write: one read on 127.0.0.1)
+        assert connections == 1
+        assert len(pool.idle) == 1
+    finally:
         await pool.aclose()
         server.close()
         await server.wait_closed()

@@ -633,3 +633,49 @@ def test_reads_that_are_not_one_whole_response_are_parsed_in_full() -> None:
             got += kept.feed(data)
             expected += fresh.feed(data)
         assert merged(got) == merged(expected) and kept.buffered == fresh.buffered
+
+
+@pytest.mark.parametrize("head", _HEADS)
+def test_a_response_taken_whole_is_what_feed_returns(head: bytes) -> None:
+    # feed_same takes a read only when it is one whole response with the template's head;
+    # its body and same_events are then what feed would have returned, the parser left
+    # where feed leaves it. Otherwise nothing changes, and feed goes on as usual.
+    rng = random.Random(11)
+    kept = ResponseParser("POST", max_body_size=10**6)
+    fresh = ResponseParser("POST", max_body_size=10**6)
+    taken = 0
+    for _ in range(300):
+        length = rng.choice(_LENGTHS)
+        size = 5 if length == b"5, 5" else int(length) if length.isdigit() and len(length) < 7 else 0
+        data = head % length + b"b" * size
+        expected = _outcome(fresh, data)
+        token = kept.head_template
+        body = kept.feed_same(data, token) if token is not None else None
+        if body is not None:
+            taken += 1
+            got = ("events", (merged(kept.same_events(body)), kept.keep_alive, kept.buffered))
+            assert body == b"b" * size
+        else:
+            got = _outcome(kept, data)
+        assert got == expected, (data, got, expected)
+        if got[0] == "error" or got[1][0][-1] != EndOfMessage():
+            kept = ResponseParser("POST", max_body_size=10**6)
+            fresh = ResponseParser("POST", max_body_size=10**6)
+    assert taken > 20
+
+
+def test_only_the_head_seen_is_taken_whole() -> None:
+    parser = ResponseParser()
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+    parser.feed(head % 1 + b"a")
+    token = parser.head_template
+    assert token is not None and token.status == 200
+    assert parser.feed_same(b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nb", token) is None
+    assert parser.feed_same(head % 2 + b"b", token) is None  # not whole: nothing taken
+    assert parser.feed_same(head % 2 + b"bc", object()) is None  # type: ignore[arg-type]
+    assert parser.feed_same(head % 2 + b"bc", token) == b"bc"
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
+    assert merged(parser.feed(chunked))[1:] == [Data(b"x"), EndOfMessage()]
+    assert parser.head_template is None  # the last head was not the template's
+    parser.set_request("HEAD")
+    assert parser.feed_same(head % 2 + b"bc", token) is None  # the template follows the method
