@@ -192,10 +192,12 @@ class HttpSession(BaseTransport):
             return
         self._closed = True
         for stream in self.streams.values():
+            # finish() ends each attached stream's response (the last chunk): the connection
+            # stays the client's, to carry its next request. Closing it as well would race the
+            # client's reuse of a connection it was just told is whole (a reset on its next
+            # request, seen under load).
             stream.finish()
-            if stream.writer is not None:
-                stream.writer.close()
-                stream.detach()
+            stream.detach()
         receiver = self._receiver
         if receiver is not None and tell:
             receiver.on_gone(Gone(reason))

@@ -200,6 +200,37 @@ async def test_sessions_are_bounded_and_ended_by_delete() -> None:
         await gateway.aclose()
 
 
+async def test_a_stream_ended_with_its_session_leaves_the_connection_to_the_client() -> None:
+    # The GET stream's response ends (its last chunk) when the session is deleted; the
+    # connection was not told to close, so the client may send its next request on it at
+    # once: the gateway must read it, not close the connection under it (a reset, seen by
+    # the conformance suite's clients on a loaded machine).
+    gateway, http = await serving(fake_config(a=fake({"tools": TOOLS_A})))
+    port = http.address[1]
+    try:
+        status, headers, _ = await raw(port, post(INIT))
+        assert status == 200
+        sid = headers["mcp-session-id"]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                         f"Mcp-Session-Id: {sid}\r\n\r\n".encode())
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            assert head.startswith(b"HTTP/1.1 200") and b"connection: close" not in head.lower()
+            status, _, _ = await raw(port, f"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                           f"Mcp-Session-Id: {sid}\r\n\r\n".encode())
+            assert status == 200
+            await asyncio.wait_for(reader.readuntil(b"0\r\n\r\n"), 10)  # the stream's last chunk
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            assert head.startswith(b"HTTP/1.1 200"), head
+        finally:
+            writer.close()
+    finally:
+        await http.aclose()
+        await gateway.aclose()
+
+
 async def test_a_bearer_token_is_required_when_set() -> None:
     gateway, http = await serving(fake_config(a=fake({"tools": TOOLS_A})), token="s3cret")
     try:
