@@ -12,6 +12,7 @@ import pytest
 from helpers import ECHO_TOOL, fake
 
 from mcphost import MCPHost, MCPHostError
+from mcphost.policy import Backoff, RetryPolicy
 
 SECRET = "s3cr3t-Value-9f8e7d"
 CMD_SECRET = "private-binary-0a1b2c"
@@ -37,7 +38,10 @@ async def test_a_secret_appears_nowhere(caplog: pytest.LogCaptureFixture) -> Non
     }}
     environ = {**os.environ, "SECRET": SECRET, "SECRET_CMD": CMD_SECRET}
     seen: list[str] = []
-    host = MCPHost(cfg, environ=environ, require_all=False, shutdown_timeout=2)
+    # The remote's failed start is tried again (its retry lines are logged too), at once: the
+    # default backoff would add some 6 s of waiting to the test and nothing to what it checks.
+    retry = RetryPolicy(backoff=Backoff(initial=0))
+    host = MCPHost(cfg, environ=environ, require_all=False, shutdown_timeout=2, retry=retry)
     host.on_event(lambda e: seen.append(json.dumps(e, default=str)))
     try:
         results = await host.initialize()

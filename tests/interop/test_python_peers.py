@@ -337,12 +337,14 @@ async def test_progress(shared: tuple[MCPHost, Recorder]) -> None:
 async def test_progress_renews_the_timeout(shared: tuple[MCPHost, Recorder]) -> None:
     host, _ = shared
     seen: list[float] = []
-    # 10 steps 0.2 s apart (2 s of work) under a 1.5 s timeout renewed by each notification.
-    result = await host.call_tool(f"{SERVER}.count", {"steps": 10, "delay": 0.2}, timeout=1.5,
+    # 12 steps 0.25 s apart (3 s of work) under a 2.5 s timeout renewed by each notification.
+    # Each gap has over 2 s to spare: a busy machine (CI runs two suites at once, under
+    # coverage) once stretched one past the 1.3 s it had with 10 steps under 1.5 s.
+    result = await host.call_tool(f"{SERVER}.count", {"steps": 12, "delay": 0.25}, timeout=2.5,
                                   reset_timeout_on_progress=True,
                                   progress=lambda p: seen.append(p["progress"]))
-    assert texts(result) == ["counted to 10"]
-    assert seen == list(range(1, 11))
+    assert texts(result) == ["counted to 12"]
+    assert seen == list(range(1, 13))
 
 
 async def cancellations(host: MCPHost) -> int:
