@@ -274,11 +274,8 @@ class ModernServer:
         if method in MULTI_ROUND_METHODS and params.get("requestState") is not None:
             self._retry(rid, method, params)
             return
-        if session.in_flight >= session.limits.max_in_flight:
-            peer.respond_error(rid, -32000, f"{method}: too many requests in flight "
-                                            f"(at most {session.limits.max_in_flight} per client)")
+        if not session.admit(rid, method):
             return
-        session.in_flight += 1
         if method not in MULTI_ROUND_METHODS:
             ctx = ModernContext(session, rid, method, params, None)
             peer.serve(rid, self._plain(method, session.run_handler(handler, ctx, params)))
@@ -387,11 +384,8 @@ class ModernServer:
                                                                 "waiting here (it expired, or another process of this "
                                                                 "server holds it)")
                 return
-            if session.in_flight >= session.limits.max_in_flight:
-                peer.respond_error(rid, -32000, f"{method}: too many requests in flight "
-                                                f"(at most {session.limits.max_in_flight} per client)")
+            if not session.admit(rid, method):
                 return
-            session.in_flight += 1
             self._begin(rid, method, params, {**answers, **_given(params.get("inputResponses"))}, rounds + 1)
             return
         if payload is None or exchange is None or payload.get("r") != exchange.rounds or exchange.method != method:

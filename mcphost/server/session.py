@@ -226,12 +226,18 @@ class ServerSession:
         if handler is None:
             peer.respond_error(rid, jsonrpc.METHOD_NOT_FOUND, f"method {method!r} is not supported")
             return
-        if self.in_flight >= self.limits.max_in_flight:
-            peer.respond_error(rid, TOO_BUSY, f"{method}: too many requests in flight "
-                                              f"(at most {self.limits.max_in_flight} per client)")
+        if not self.admit(rid, method):
             return
-        self.in_flight += 1
         peer.serve(rid, self.run_handler(handler, RequestContext(self, rid, method, params), params))
+
+    def admit(self, rid: Any, method: str) -> bool:
+        """Count request ``rid`` in flight, or refuse it (answered) past the client's bound."""
+        if self.in_flight >= self.limits.max_in_flight:
+            self.peer.respond_error(rid, TOO_BUSY, f"{method}: too many requests in flight "
+                                                   f"(at most {self.limits.max_in_flight} per client)")
+            return False
+        self.in_flight += 1
+        return True
 
     def _modern(self, params: dict[str, Any]) -> bool:
         meta = params.get("_meta")
