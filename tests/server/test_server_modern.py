@@ -182,3 +182,25 @@ async def test_a_question_keeps_its_own_key_when_it_can() -> None:
     send(client, 2, "tools/call", {**params, "inputResponses": answers, "requestState": first["requestState"]})
     done = (await recorder.answer(2))["result"]
     assert done["content"][0]["text"] == "n0 n1 n2"
+
+
+class Slow(Backend):
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def list(self, kind: str, ctx: RequestContext) -> list[dict[str, Any]]:
+        await self.release.wait()
+        return []
+
+
+async def test_requests_in_flight_are_bounded_per_client_in_this_era_too() -> None:
+    backend = Slow()
+    client, recorder = await session_with(backend, max_in_flight=1)
+    send(client, 1, "tools/list", {"_meta": meta()})
+    send(client, 2, "tools/list", {"_meta": meta()})
+    error = (await recorder.answer(2))["error"]
+    assert error["code"] == -32000 and "too many requests in flight (at most 1 per client)" in error["message"]
+    backend.release.set()
+    assert (await recorder.answer(1))["result"]["tools"] == []
+    send(client, 3, "tools/list", {"_meta": meta()})  # the first one's place is free again
+    assert (await recorder.answer(3))["result"]["resultType"] == "complete"
