@@ -11,6 +11,17 @@ from helpers import descendants
 from transport_matrix import REMOTE, TRANSPORTS, HostMaker
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_config_schema() -> Iterator[object]:
+    """The tests hold the compiled mcp.json schema: a host holds it only while it loads a
+    configuration, and recompiling it for each of the suite's loads costs ~20 ms a load
+    (tests/config alone: 14 s instead of 6 s)."""
+    from mcphost.config.schema_errors import config_schema
+
+    held = config_schema()
+    yield held
+
+
 @pytest.fixture
 def no_leftovers() -> Iterator[None]:
     before = set(descendants(os.getpid()))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os.path
-import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -274,6 +273,8 @@ class EntryLoader(Expander):
         )
 
     def auth_url(self, fpath: JSONPath, value: str, metadata_document: bool, name: str) -> None:
+        import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
         try:
             parts = urllib.parse.urlsplit(value)
         except ValueError:
@@ -356,6 +357,8 @@ class EntryLoader(Expander):
             scheme = url.split(":", 1)[0].lower() if ":" in url else ""
             if scheme in ("ws", "wss"):
                 return "websocket", "url"
+            import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
             try:
                 path = urllib.parse.urlsplit(url).path if "${" not in url else url
             except ValueError:
@@ -373,6 +376,8 @@ class EntryLoader(Expander):
         if self.lenient and "${" in url:
             return
         schemes = ("ws", "wss") if kind == "websocket" else ("http", "https")
+        import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
         try:
             parts = urllib.parse.urlsplit(url)
         except ValueError:

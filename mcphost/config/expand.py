@@ -12,7 +12,6 @@ import logging
 import os.path
 import posixpath
 import re
-import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
@@ -37,6 +36,8 @@ def _is_abs(path: str) -> bool:
 
 
 def _path_to_uri(path: str) -> str:
+    import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
     if re.match(r"[A-Za-z]:[\\/]", path):  # Windows drive path
         return "file:///" + urllib.parse.quote(path.replace("\\", "/"), safe="/:")
     return "file://" + urllib.parse.quote(posixpath.normpath(path), safe="/")
@@ -263,7 +264,11 @@ class Expander:
             return value
         if not value:
             self.error(fpath, "must not be empty", server=name)
-        scheme = urllib.parse.urlsplit(value).scheme if "://" in value else ""
+        scheme = ""
+        if "://" in value:
+            import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
+            scheme = urllib.parse.urlsplit(value).scheme
         if scheme:
             if scheme.lower() != "file":
                 self.error(fpath, "roots must be file:// URIs or paths", server=name)

@@ -16,12 +16,12 @@ transport keyword fields, the keyword.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -66,12 +66,26 @@ def _schema_file() -> str:
     raise FileNotFoundError(f"mcphost is installed without its schemas ({SCHEMA_FILE} not found)")
 
 
-@functools.lru_cache(maxsize=1)
+def _nothing() -> _SchemaCheck | None:
+    return None
+
+
+# The compiled schema, held weakly: its validators and its JSON (some 650 KiB of Python
+# heap) live while a load uses them, not for the rest of the process. A load (the first,
+# or a reload) after the last one let go reads and compiles it again (milliseconds).
+_held: Callable[[], _SchemaCheck | None] = _nothing
+
+
 def config_schema() -> _SchemaCheck:
-    """The compiled schema: read and compiled once per process, on first use."""
-    with open(_schema_file(), encoding="utf-8") as f:
-        root = json.loads(f.read())
-    return _SchemaCheck(root)
+    """The compiled schema: the one a load still holds, else read and compiled anew."""
+    global _held
+    check = _held()
+    if check is None:
+        with open(_schema_file(), encoding="utf-8") as f:
+            root = json.loads(f.read())
+        check = _SchemaCheck(root)
+        _held = weakref.ref(check)
+    return check
 
 
 # Instance paths as mcphost.schema reports them: $.name, [3], ['any key'].
@@ -133,7 +147,8 @@ class _SchemaCheck:
 
         self.root = root
         self.uri = str(root.get("$id") or "urn:mcphost:mcp.json")
-        self.validator = json_schema.compile(root)
+        # Uncached (cache=False): the schema package's cache would keep them for good.
+        self.validator = json_schema.compile(root, cache=False)
         self._compile = json_schema.compile
         self._parts: dict[str, Validator] = {}
 
@@ -166,7 +181,7 @@ class _SchemaCheck:
         validator = self._parts.get(pointer)
         if validator is None:
             validator = self._compile(
-                {"$ref": f"{self.uri}#{pointer}"}, resources={self.uri: self.root}
+                {"$ref": f"{self.uri}#{pointer}"}, resources={self.uri: self.root}, cache=False
             )
             self._parts[pointer] = validator
         return validator

@@ -12,9 +12,7 @@ they are masked also when a server quotes one alone.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import urllib.parse
 from typing import Final
 
 __all__ = ["MASK", "hide_credentials", "host_problem", "is_credential_name", "url_secrets"]
@@ -44,6 +42,8 @@ def host_problem(host: str) -> str | None:
     """Why ``host`` (a URL's host name, without brackets) cannot be connected to, or ``None``."""
     if not host:
         return "the URL has no host name"
+    import ipaddress  # loaded by a URL, not by every host
+
     try:
         ipaddress.ip_address(host.strip("[]"))
         return None
@@ -81,6 +81,8 @@ def _userinfo(m: re.Match[str]) -> str:
 
 def url_secrets(url: str) -> list[str]:
     """The credential values ``url`` carries (userinfo, credential query parameters)."""
+    import urllib.parse  # urllib.parse (with ipaddress, ~0.4 MB): loaded by a URL, not by every host
+
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:

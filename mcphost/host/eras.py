@@ -14,7 +14,6 @@ remembered era forgets it, so the next start probes again (a server upgraded or 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from ..client.session import ClientSession
@@ -61,6 +60,8 @@ def _origin(config: ServerConfig) -> str | None:
     """``scheme://host:port`` of an ``http`` server's URL (``None``: not one, or unreadable)."""
     if config.type != "http" or not config.url:
         return None
+    from urllib.parse import urlsplit  # with ipaddress, ~0.4 MB: an http server's, not every host's
+
     try:
         parts = urlsplit(config.url)
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())

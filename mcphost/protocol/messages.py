@@ -41,10 +41,10 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
-from urllib.parse import urljoin
 
 from .. import schema
 from ..errors import ProtocolError, ValidationError
+from ..schema.refs import join_uri
 from . import versions
 
 __all__ = ["KINDS", "MODES", "VERSIONS", "MessageChecker", "known_methods", "outgoing_errors"]
@@ -148,7 +148,7 @@ def _validator(version: str, kind: str, method: str) -> schema.Validator | None:
     ref = _table(version, kind).get(method)
     if ref is None:
         return None
-    target = urljoin(_BASE_URI + version + ".json", ref)
+    target = join_uri(_BASE_URI + version + ".json", ref)
     docs = _used_definitions(target)
     # strict: a reference that does not resolve is an error, never a silent "anything goes".
     compiled = schema.compile({"$ref": target}, resources=docs, strict=True)
@@ -178,7 +178,7 @@ def _used_definitions(target: str) -> dict[str, Any]:
         if parts[2] in defs:
             continue
         definition = defs[parts[2]] = doc["$defs"][parts[2]]
-        pending += (urljoin(uri, ref) for ref in _refs(definition))
+        pending += (join_uri(uri, ref) for ref in _refs(definition))
     return {
         uri: {**{k: v for k, v in everything[uri].items() if k not in ("methods", "$defs")}, "$defs": defs}
         for uri, defs in kept.items()

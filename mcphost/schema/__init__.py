@@ -185,8 +185,9 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
     max_depth: int = 512,
     resources: Mapping[str, Any] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    cache: bool = True,
 ) -> Validator:
-    """Compile a JSON Schema into a :class:`Validator` (cached).
+    """Compile a JSON Schema into a :class:`Validator` (cached unless ``cache`` is false).
 
     Args:
         schema: the schema (a dict or a bool).
@@ -203,9 +204,13 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
             are never fetched; this is how a caller provides them).
         max_nodes: refuse schemas (with their ``resources``) whose :func:`compile_cost`
             exceeds this, before compiling anything.
+        cache: ``False`` compiles a validator of the caller's own, neither looked up in
+            nor kept by the cache: it lives only as long as the caller holds it (a large
+            schema used once, such as the configuration's, costs no memory afterwards).
 
     Returns:
-        The validator; equal schemas with equal options return the same object.
+        The validator; equal schemas with equal options return the same object (when
+        cached).
 
     Raises:
         SchemaError: the schema is invalid, unresolvable, or refused.
@@ -215,6 +220,9 @@ def compile(  # noqa: A001 - the natural name; shadows the builtin only in this 
         raise ValueError(f"default_dialect must be '2020-12' or 'draft-07', not {default_dialect!r}")
     text = _canonical(schema, "schema")
     res_text = _canonical(dict(resources), "resources") if resources else ""
+    if not cache:
+        with gc_paused():
+            return _build(text, res_text, dialect, strict, format_assert, max_depth, max_nodes)
     key = (text, dialect, strict, format_assert, max_depth, res_text, max_nodes)
     cached = _cache.get(key)
     if cached is not None:

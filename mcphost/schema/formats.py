@@ -10,7 +10,6 @@ with ``re.ASCII`` so ``\\d`` never accepts non-ASCII digits.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable
@@ -96,6 +95,8 @@ def is_ipv6(s: str) -> bool:
         tail = s.rsplit(":", 1)[-1]
         if not is_ipv4(tail):
             return False
+    import ipaddress  # loaded by the first IPv6 address checked, not by every host
+
     try:
         ipaddress.IPv6Address(s)
     except ValueError:

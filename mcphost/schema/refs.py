@@ -16,8 +16,8 @@ it as ``true``.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
-from urllib.parse import unquote, urljoin
 
 from mcphost.errors import SchemaError
 from mcphost.schema import meta
@@ -78,7 +78,41 @@ def join_uri(base: str, ref: str) -> str:
         return _split(base)[0] + ref
     if ":" in ref.split("/", 1)[0] or not base:
         return ref
+    sibling = _sibling(base, ref)
+    if sibling is not None:
+        return sibling
+    from urllib.parse import urljoin  # any other relative reference (with ipaddress, ~0.4 MB)
+
     return urljoin(base, ref)
+
+
+# A file name beside the base ("common.json#/$defs/X", how schemas that span files refer to
+# each other), against an http(s) base whose path has no dot segment, empty segment, query
+# or parameters: there the merge of RFC 3986 section 5.2.3 is the base's path up to its last
+# "/" plus the name, exactly what urljoin returns, without loading urllib.parse.
+_SIBLING = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9_.~-]*(?:#[!-~]+)?")
+_SEGMENT = r"[A-Za-z0-9_~!$&'()*+,=:@%-][A-Za-z0-9_.~!$&'()*+,=:@%-]*"
+_PLAIN_BASE = re.compile(rf"https?://[A-Za-z0-9.:@_~%!$&'()*+,=-]*(?:/{_SEGMENT})*/?(?:#[!-~]*)?")
+
+
+def _sibling(base: str, ref: str) -> str | None:
+    if _SIBLING.fullmatch(ref) is None or _PLAIN_BASE.fullmatch(base) is None:
+        return None
+    path_end = base.find("#")
+    head = base if path_end < 0 else base[:path_end]
+    if head.count("/") < 3:  # no path: "https://host" -> "https://host/name"
+        return f"{head}/{ref}"
+    return f"{head.rpartition('/')[0]}/{ref}"
+
+
+def _unquote(text: str) -> str:
+    """``text`` with its %-escapes decoded: ``urllib.parse.unquote``, which returns a text
+    without "%" as it is (so a local ``$ref`` such a text needs no urllib.parse)."""
+    if "%" not in text:
+        return text
+    from urllib.parse import unquote as decode
+
+    return decode(text)
 
 
 class Loc:
@@ -209,7 +243,7 @@ class Registry:
             target: Any = doc
             pointer = doc_loc.pointer
             for raw in frag[1:].split("/"):
-                token = unquote(raw).replace("~1", "/").replace("~0", "~")
+                token = _unquote(raw).replace("~1", "/").replace("~0", "~")
                 if isinstance(target, dict) and token in target:
                     target = target[token]
                 elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
@@ -222,7 +256,7 @@ class Registry:
                 pointer = f"{pointer}/{escape_pointer(token)}"
             fallback = Loc(doc_loc.base, pointer, doc_loc.dialect)
             return target, self.loc_of(target, fallback), full
-        anchored = self.anchors.get(f"{uri}#{unquote(frag)}")
+        anchored = self.anchors.get(f"{uri}#{_unquote(frag)}")
         if anchored is None:
             raise SchemaError(
                 f"schema at {loc.where()}: $ref {ref!r}: no anchor {frag!r} "

@@ -1701,24 +1701,49 @@ def test_the_loader_uses_the_schema_file(monkeypatch: pytest.MonkeyPatch, tmp_pa
     changed = tmp_path / "mcp.json.schema.json"
     changed.write_text(json.dumps(schema), encoding="utf-8")
     monkeypatch.setattr(config_mod, "_schema_file", lambda: changed)
-    config_mod.config_schema.cache_clear()
+    monkeypatch.setattr(config_mod, "_held", config_mod._nothing)  # the one the tests hold
     try:
         err = error('{"servers": {\n"abcd": {"command": "x"}}}')
         assert str(err) == "mcp.json:2: servers.abcd: names have at most 3 characters here"
         assert list(load('{"servers": {"abc": {"command": "x"}}}').servers) == ["abc"]
     finally:
         monkeypatch.undo()
-        config_mod.config_schema.cache_clear()
     assert list(load('{"servers": {"abcd": {"command": "x"}}}').servers) == ["abcd"]
 
 
-def test_schema_is_compiled_once() -> None:
+def test_schema_is_compiled_once_while_held() -> None:
     from mcphost.config import schema_errors as config_mod
 
     first = config_mod.config_schema()
     load(SCHEMA_DOC, inputs={"key": "k"})
     config_from_data({"mcpServers": {}}, environ={})
     assert config_mod.config_schema() is first
+
+
+def test_the_compiled_schema_is_dropped_after_a_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 24: its validators and JSON (some 650 KiB) are not kept for the whole process,
+    # neither by the loader nor by the schema package's cache; a later load (a reload)
+    # compiles it again and validates as well.
+    import gc
+    import weakref
+
+    from mcphost import schema as json_schema
+    from mcphost.config import schema_errors as config_mod
+
+    monkeypatch.setattr(config_mod, "_held", config_mod._nothing)  # the one the tests hold
+    cached = dict(json_schema._cache)
+    load(SCHEMA_DOC, inputs={"key": "k"})
+    gc.collect()
+    assert config_mod._held() is None  # the load let it go
+    check = config_mod.config_schema()
+    dropped = weakref.ref(check)
+    del check
+    gc.collect()
+    assert dropped() is None
+    assert json_schema._cache == cached  # nothing of it entered the schema cache
+    err = error('{"servers": {"a b": {"command": "x"}}}')
+    assert "invalid server name" in str(err)
+    assert list(load('{"servers": {"ab": {"command": "x"}}}').servers) == ["ab"]
 
 
 def test_schema_only_rules() -> None:

@@ -32,6 +32,10 @@ OPTIONAL = (
     "shutil",
     # pathlib: the schemas and the configuration are read with os.path; roots given as paths load it.
     "pathlib",
+    # urllib.parse (it imports ipaddress: ~0.4 MB of heap) is for URLs: an http server's, a
+    # relative or %-escaped $ref's. A stdio server's configuration and protocol schemas need none.
+    "urllib.parse",
+    "ipaddress",
 )
 
 _CHILD = """

@@ -535,3 +535,39 @@ print(v.is_valid("a("), v.is_valid("a+"))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == ["False", "True", "True", "False", "False", "True"], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("base", "ref"),
+    [
+        ("https://mcphost.dev/schemas/mcp/2025-06-18.json", "common.json#/$defs/Tool"),
+        ("https://mcphost.dev/schemas/mcp/2025-06-18.json#/$defs/A", "common.json"),
+        ("https://host", "a.json#/x"),
+        ("https://host/", "a.json"),
+        ("http://u@host:80/dir/", "b.json#frag"),
+        # Not a plain sibling: urljoin's answer, whatever its rules (dot segments, queries,
+        # empty segments, parameters, another scheme, an empty fragment, whitespace).
+        ("https://host/a/../b/c.json", "d.json"),
+        ("https://host/a/./c.json", "d.json"),
+        ("https://host//a/c.json", "d.json"),
+        ("https://host/a/c.json?q=1", "d.json"),
+        ("https://host/a;p/c.json", "d.json"),
+        ("HTTPS://host/a/c.json", "d.json"),
+        ("ftp://host/a/c.json", "d.json"),
+        ("https://host/a/c.json", "d.json#"),
+        ("https://host/a/c.json", "../d.json"),
+        ("https://host/a/c.json", "./d.json"),
+        ("https://host/a/c.json", "sub/d.json"),
+        ("https://host/a/c.json", "d.json?x"),
+        ("https://host/a/c.json", "d.json#a\tb"),
+        ("https://host/a/c.json", "%64.json"),
+    ],
+)
+def test_relative_refs_resolve_as_urljoin_does(base: str, ref: str) -> None:
+    # A file name beside the base is joined without urllib.parse (issue 24: it costs a stdio
+    # host ~0.4 MB); the result must be urljoin's, to the character.
+    from urllib.parse import urljoin
+
+    from mcphost.schema.refs import join_uri
+
+    assert join_uri(base, ref) == urljoin(base, ref)
