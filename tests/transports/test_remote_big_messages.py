@@ -11,11 +11,10 @@ and it is refused undecoded past ``max_message_tokens``; the healthy server besi
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.util
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -34,20 +33,6 @@ SERVER = str(Path(__file__).resolve().parent.parent / "data" / "big_remote_serve
 URLS = {"http-json": "http://127.0.0.1:{}/mcp", "http-sse": "http://127.0.0.1:{}/mcp",
         "sse": "http://127.0.0.1:{}/sse", "ws": "ws://127.0.0.1:{}/mcp"}
 TYPES = {"http-json": "http", "http-sse": "http", "sse": "sse", "ws": "websocket"}
-
-
-@pytest.fixture(autouse=True)
-def own_heap() -> Iterator[None]:
-    """The loop's stall is measured on what these tests allocate: the objects the rest of a
-    whole test run left in this process are frozen out of the collector meanwhile (a full
-    collection over them, due at any moment in a long run, took 0.37 s inside one measured
-    window on Python 3.12 in CI: the suite's heap, not the code under test)."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 @asynccontextmanager
