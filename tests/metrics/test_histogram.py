@@ -253,3 +253,36 @@ def test_quantile_arguments() -> None:
             h.quantile(bad)
     assert repr(h).startswith("<Histogram count=1")
     assert list(h.buckets()) == [(*bucket_bounds(bucket_index(10**9)), 1)]
+
+
+def test_dense_batches_are_the_buckets_of_each_value() -> None:
+    # A batch whose values span fewer buckets than half its size (latencies close together)
+    # is cut at the buckets' bounds at once: the same buckets as bucket_index says, at the
+    # bucket edges, at both ends of the range (values clamped into them included) and when
+    # the counters must widen below and above what they held.
+    rng = random.Random(5)
+    h = Histogram()
+    want = [0] * BUCKETS
+    total = 0
+    for first in (0, 1, 500, 17, BUCKETS - 40, BUCKETS - 1, 300, 3, BUCKETS - 2):
+        span = rng.randrange(1, PENDING // 2 - 2)
+        first = min(first, BUCKETS - span)
+        edges = [round(b * 1e9) for i in range(first, first + span) for b in bucket_bounds(i)]
+        batch = [edges[0], edges[-1] - 1]
+        batch += [rng.randrange(edges[0], edges[-1]) for _ in range(PENDING // 3)]
+        near = [e - d for e in edges for d in (0, 1)]
+        batch += rng.sample(near, min(len(near), PENDING // 3))
+        if first == 0:
+            batch += [0, -3, 511]  # below the range: the first bucket
+        if first + span == BUCKETS:
+            batch += [2**42, 2**50]  # above it: the last bucket
+        batch = [ns for ns in batch if bucket_index(ns) in range(first, first + span)]
+        batch += [batch[0]] * (PENDING - len(batch))
+        rng.shuffle(batch)
+        for ns in batch:
+            h.record_ns(ns)
+            want[bucket_index(ns)] += 1
+        total += sum(batch)
+        assert not h.pending  # a batch of PENDING values went to its buckets
+        assert list(h.bucket_counts()) == want
+    assert h.count == sum(want) and h.sum == total / 1e9
