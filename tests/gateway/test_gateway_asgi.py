@@ -13,8 +13,9 @@ from helpers import wait_for
 from test_gateway_http import INIT, post, raw
 from test_gateway_inprocess import two_servers
 
-from mcphost.gateway import asgi_app
+from mcphost import gateway
 from mcphost.gateway.http import HttpOptions
+from mcphost.serve import asgi_app  # the documented name (docs/serve.md)
 
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn (in the 'test' extra) is not installed")
 
@@ -96,3 +97,12 @@ async def test_the_parts_waiting_go_out_as_one_message() -> None:
     await asyncio.wait_for(pump, 10)
     assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
     assert sent[1] == {"type": "http.response.body", "body": b"id: 1\ndata: {}\n\nid: 2\n", "more_body": False}
+
+
+def test_mcphost_serve_names_the_gateway_entry_points() -> None:
+    from mcphost import serve
+    from mcphost.gateway.app import serve_http, serve_stdio
+
+    assert serve.asgi_app is gateway.asgi_app
+    assert (serve.serve_http, serve.serve_stdio) == (serve_http, serve_stdio)
+    assert serve.__all__ == ["asgi_app", "serve_http", "serve_stdio"]
